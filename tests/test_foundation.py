@@ -1,0 +1,65 @@
+"""The command line's conventions and the shared helpers every room relies on."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from workshop_lib.errors import UsageError
+from workshop_lib.facts import hardware
+from workshop_lib.fsutil import atomic_path, atomic_write_text, check_k8s_name
+
+
+def test_unknown_subcommand_is_one_line_exit_2(cli):
+    res = cli("no-such-command")
+    assert res.code == 2
+    assert len(res.err.strip().splitlines()) == 1
+    assert "invalid choice" in res.err
+
+
+def test_version(cli):
+    res = cli("--version")
+    assert res.code == 0
+    assert res.out.startswith("workshop ")
+
+
+def test_importing_cli_does_not_import_heavy_modules():
+    code = (
+        "import sys, workshop_lib.cli as c; c.build_parser();"
+        "heavy=[m for m in ('torch','megatron','kubernetes','pandas','matplotlib') if m in sys.modules];"
+        "print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
+
+
+def test_atomic_write_leaves_nothing_on_error(tmp_path):
+    target = tmp_path / "out.txt"
+    with pytest.raises(RuntimeError), atomic_path(target) as tmp:
+        tmp.write_text("partial")
+        raise RuntimeError("boom")
+    assert not target.exists()
+    assert os.listdir(tmp_path) == []
+    atomic_write_text(target, "whole")
+    assert target.read_text() == "whole"
+    assert os.listdir(tmp_path) == ["out.txt"]
+
+
+@pytest.mark.parametrize("bad", ["", "Upper", "-lead", "trail-", "a" * 64, "has_underscore", "a/b"])
+def test_k8s_names_are_validated(bad):
+    with pytest.raises(UsageError, match="field-x"):
+        check_k8s_name(bad, "field-x")
+    assert check_k8s_name("megatron-cpt-techpulse", "name") == "megatron-cpt-techpulse"
+
+
+def test_instance_table_matches_the_seeds():
+    p4d = hardware.instance("p4d.24xlarge")
+    assert (p4d.gpus_per_node, p4d.efa_per_node, p4d.gpu) == (8, 4, "a100-40gb")
+    assert hardware.instance("ml.p5en.48xlarge").efa_per_node == 16
+    assert hardware.instance("p6-b200.48xlarge").efa_per_node == 8
+    assert hardware.instance("Standard_ND96isr_H100_v5").efa_per_node == 0
+    with pytest.raises(UsageError, match="instance_type"):
+        hardware.instance("p9.nothing")

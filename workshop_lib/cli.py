@@ -1,0 +1,134 @@
+"""The ``workshop`` command: a thin layer over the rooms (see ``../shared/contract.md``).
+
+Each room owns its subcommands in its own ``cli.py`` with a ``register(subparsers)`` function, so
+the rooms stay independent and this file only wires them together and enforces the contract's
+conventions:
+
+* ``--json`` prints exactly one JSON object on stdout (progress goes to stderr);
+* exit 0 on success, 2 on bad usage or invalid input with one clear line on stderr and no
+  traceback, 1 on any other failure;
+* nothing heavy (torch, megatron-core, the Kubernetes client) is imported at start-up: every
+  room's ``cli.py`` imports its implementation inside the handler.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import math
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from .errors import UsageError, WorkshopError
+
+# The rooms that contribute subcommands, in the order `workshop --help` lists them.
+ROOMS = (
+    "workshop_lib.data.cli",
+    "workshop_lib.plan.cli",
+    "workshop_lib.train.cli",
+    "workshop_lib.launch.cli",
+    "workshop_lib.monitor.cli",
+    "workshop_lib.journey_cli",
+)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr and exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
+
+
+def _json_default(obj: Any) -> Any:
+    if isinstance(obj, Path):
+        return str(obj)
+    if hasattr(obj, "item"):  # numpy scalars
+        return obj.item()
+    if hasattr(obj, "tolist"):  # numpy arrays
+        return obj.tolist()
+    if isinstance(obj, set | frozenset | tuple):
+        return list(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def _nan_to_none(obj: Any) -> Any:
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return None if math.isnan(obj) else obj
+    if isinstance(obj, dict):
+        return {k: _nan_to_none(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_nan_to_none(v) for v in obj]
+    return obj
+
+
+def dumps_json(obj: Any, *, nan_as_null: bool = False) -> str:
+    """Serialise ``obj`` the way every ``--json`` output does (Paths and numpy values allowed)."""
+    if nan_as_null:
+        obj = _nan_to_none(obj)
+    return json.dumps(obj, default=_json_default, indent=2)
+
+
+def print_json(obj: Any, *, nan_as_null: bool = False) -> None:
+    """Print exactly one JSON object on stdout."""
+    sys.stdout.write(dumps_json(obj, nan_as_null=nan_as_null) + "\n")
+    sys.stdout.flush()
+
+
+def progress(message: str) -> None:
+    """Progress and notes go to stderr so ``--json`` stdout stays one object."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = OneLineParser(
+        prog="workshop",
+        description="Megatron-on-Kubernetes workshop kit: prepare data, plan parallelism, "
+        "launch training (Kubernetes or local torchrun) and monitor it.",
+    )
+    from . import __version__
+
+    parser.add_argument("--version", action="version", version=f"workshop {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=OneLineParser)
+    sub.required = True
+    for name in ROOMS:
+        module = importlib.import_module(name)
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the ``workshop`` console script; returns the exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    handler: Callable[[argparse.Namespace], int | None] = args.func
+    try:
+        status = handler(args)
+    except UsageError as exc:
+        print(f"workshop {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except WorkshopError as exc:
+        print(f"workshop {args.command}: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print(f"workshop {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the contract: one line, no traceback
+        if os.environ.get("WORKSHOP_DEBUG"):
+            raise
+        print(
+            f"workshop {args.command}: failed: {type(exc).__name__}: {exc} "
+            "(set WORKSHOP_DEBUG=1 for the traceback)",
+            file=sys.stderr,
+        )
+        return 1
+    return int(status or 0)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
