@@ -1,0 +1,55 @@
+"""Megatron-LM's training log line formats: the one place both the trainer and the monitor read.
+
+The trainer writes iteration lines exactly as Megatron-LM's ``training_log`` does, so that Megatron
+tooling and our own parser both read them; the monitor builds its patterns from the same labels.
+
+An iteration line (current Megatron-LM; older versions omit consumed samples and throughput, and
+newer ones prefix ``[YYYY-MM-DD HH:MM:SS]``)::
+
+     iteration       10/     100 | consumed samples:          160 | elapsed time per iteration (ms): 812.3 | throughput per GPU (TFLOP/s/GPU): 1.2 | learning rate: 1.000000E-04 | global batch size:    16 | lm loss: 9.876543E+00 | loss scale: 1.0 | grad norm: 3.210 | number of skipped iterations:   0 | number of nan iterations:   0 |
+
+A validation line (printed between two rows of dashes)::
+
+     validation loss at iteration 100 | lm loss value: 7.654321E+00 | lm loss PPL: 2.108123E+03 |
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class IterationField:
+    """One ``label: value |`` cell of an iteration line."""
+
+    label: str  # the text Megatron prints before the colon
+    key: str  # our snake_case name (the contract's JSON key)
+    fmt: str  # the format spec Megatron uses for the value
+
+
+# In the order Megatron prints them. The loss cells (one per loss key, e.g. "lm loss",
+# "load_balancing_loss") sit between global batch size and loss scale; see LOSS_FMT.
+ITERATION_FIELDS_BEFORE_LOSSES: tuple[IterationField, ...] = (
+    IterationField("consumed samples", "consumed_samples", "12d"),
+    IterationField("elapsed time per iteration (ms)", "elapsed_ms", ".1f"),
+    IterationField("throughput per GPU (TFLOP/s/GPU)", "tflops_per_gpu", ".1f"),
+    IterationField("learning rate", "learning_rate", ".6E"),
+    IterationField("global batch size", "global_batch_size", "5d"),
+)
+LOSS_FMT = ".6E"
+ITERATION_FIELDS_AFTER_LOSSES: tuple[IterationField, ...] = (
+    IterationField("loss scale", "loss_scale", ".1f"),
+    IterationField("grad norm", "grad_norm", ".3f"),
+    IterationField("number of skipped iterations", "skipped_iterations", "3d"),
+    IterationField("number of nan iterations", "nan_iterations", "3d"),
+)
+
+ITERATION_PREFIX = " iteration {iteration:8d}/{train_iters:8d} |"
+VALIDATION_PREFIX = " validation loss at iteration {iteration} | "
+VALIDATION_LOSS_CELLS = "{name} value: {value:.6E} | {name} PPL: {ppl:.6E} | "
+TEST_PREFIX = " test loss at iteration {iteration} | "
+
+
+def loss_key(label: str) -> str:
+    """The snake_case key for a loss label: ``"lm loss"`` -> ``"lm_loss"``."""
+    return label.strip().replace(" ", "_").replace("-", "_").lower()
