@@ -53,3 +53,25 @@ TEST_PREFIX = " test loss at iteration {iteration} | "
 def loss_key(label: str) -> str:
     """The snake_case key for a loss label: ``"lm loss"`` -> ``"lm_loss"``."""
     return label.strip().replace(" ", "_").replace("-", "_").lower()
+
+
+# Labels other Megatron versions and forks print for our keys (Megatron-DeepSpeed: ``TFLOPs``).
+ITERATION_LABEL_ALIASES: dict[str, str] = {
+    "TFLOPs": "tflops_per_gpu",
+    "throughput per GPU (TFLOP/s/GPU)": "tflops_per_gpu",
+    "elapsed time per iteration (ms)": "elapsed_ms",
+}
+
+# Cells that are neither our keys nor losses, under their snake_case column names.
+ITERATION_EXTRA_LABELS: dict[str, str] = {
+    "consumed tokens": "consumed_tokens",
+    "num zeros": "num_zeros",
+    "params norm": "params_norm",
+    "actual seqlen": "actual_seqlen",
+    "samples per second": "samples_per_second",
+    "tokens per gpu per second (tgs)": "tokens_per_gpu_per_second",
+    "decoupled learning rate": "decoupled_learning_rate",
+}
+
+# The test-split line at the end of training (older and current Megatron).
+END_OF_TRAINING_PREFIX = " validation loss at the end of training for {split} data | "

@@ -1,0 +1,386 @@
+"""Failure signatures of Megatron-LM runs on Kubernetes: one table, read by ``monitor.diagnose``.
+
+Each row names a failure (``label``), the log lines that show it (``patterns``, regular
+expressions searched in each line), what it means and what to do. The patterns were written from
+real output quoted in public issue threads (NVIDIA/Megatron-LM, NVIDIA/NeMo, NVIDIA/nccl,
+aws/aws-ofi-nccl, pytorch/pytorch, kubeflow) and from the workshop seeds' "Common Launch Issues"
+and troubleshooting tables; ``tests/fixtures/logs/README.md`` lists the sources of each fixture.
+
+Lines matching :data:`BENIGN_PATTERNS` are never findings (NCCL prints several scary-looking INFO
+lines on every healthy start). ``nan_loss`` and ``skipped_iterations`` are also derived from parsed
+iteration lines, with the grace period :data:`SKIP_GRACE_ITERATIONS` for fp16 loss-scale warm-up.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class FailureSignature:
+    label: str
+    patterns: tuple[str, ...]  # regular expressions, searched in each line (case-sensitive)
+    explanation: str
+    fix: str
+    severity: str = "error"  # "error" | "warning"
+    # Only with these, if set: the finding is dropped when another line of the log matches one of
+    # ``unless`` (e.g. "plugin not found" on one library name while NET/OFI did load).
+    unless: tuple[str, ...] = ()
+
+
+# fp16 runs skip iterations while the dynamic loss scale comes down from 2**32: normal at the start.
+SKIP_GRACE_ITERATIONS = 100
+
+# GPU utilisation below this (percent SM activity) is flagged by ``workshop monitor gpu``.
+LOW_GPU_UTIL_PERCENT = 50.0
+
+# The seeds' likely causes of low SM utilisation, in the order to check them.
+LOW_GPU_UTIL_CAUSES: tuple[str, ...] = (
+    "Data loading bottleneck: raise --num-workers, keep the dataset on fast storage (FSx/AMLFS or local NVMe).",
+    "NCCL communication overhead: keep tensor parallelism within a node and confirm EFA is active "
+    "(`workshop monitor nccl LOG`), not a TCP socket fallback.",
+    "Pipeline bubble: with pipeline parallelism, raise the number of micro-batches "
+    "(global batch / (micro batch x data parallel)) or use --num-layers-per-virtual-pipeline-stage.",
+)
+
+# Lines that look alarming but are part of every healthy start.
+BENIGN_PATTERNS: tuple[str, ...] = (
+    r"Failed to find ncclCollNetPlugin",  # no CollNet (SHARP) plugin: expected on EFA
+    r"Failed to find ncclNetPlugin_v\d+ symbol",  # NCCL probing older plugin ABI versions
+    r"Failed to find ncclTunerPlugin",
+    r"PROFILER/Plugin: Could not find",
+    r"NVLS multicast support is not available",  # GPUs without NVSwitch multicast: NCCL just skips NVLS
+    r"TUNER/Plugin: (Plugin load|Could not find)",
+    # c10d tries IPv6 first; without IPv6 DNS this warns and then connects over IPv4.
+    r"The IPv6 network addresses of .* cannot be retrieved",
+)
+
+_EFA_ACTIVE = (r"NET/OFI Selected [Pp]rovider is efa", r"Using network (AWS )?Libfabric", r"Using network IB")
+
+FAILURES: tuple[FailureSignature, ...] = (
+    # --- network: EFA / NCCL transport ------------------------------------------------------------
+    FailureSignature(
+        "efa_provider_unavailable",
+        (
+            r"NET/OFI Couldn'?t find any optimal provider",
+            r"NET/OFI OFI fi_getinfo\(\) call failed",
+            r"fi_getinfo: provider efa output empty list",
+            r"EFA libfabric provider not detected",
+            r"NET/OFI No eligible providers",
+        ),
+        "aws-ofi-nccl loaded, but libfabric found no usable EFA provider: the EFA devices are not "
+        "visible in the container, so NCCL falls back to TCP sockets or fails.",
+        "Request `vpc.amazonaws.com/efa` in the pod resources (one per EFA interface of the instance), "
+        "check the EFA device plugin DaemonSet runs on the node, and that `fi_info -p efa -t FI_EP_RDM` "
+        "lists devices inside the pod.",
+    ),
+    FailureSignature(
+        "efa_plugin_missing",
+        (
+            r"NET/Plugin ?: ?Could not find:? libnccl-net",
+            r"NET/Plugin ?: ?Plugin load \(libnccl-net[^)]*\) returned",
+            r"NET/Plugin ?: ?No plugin found \(libnccl-net",
+            r"NET/Plugin ?: ?No plugin found, using internal implementation",
+        ),
+        "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
+        "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
+        "/opt/amazon/efa/lib on LD_LIBRARY_PATH.",
+        unless=_EFA_ACTIVE,
+    ),
+    FailureSignature(
+        "nccl_socket_fallback",
+        (r"NET/Socket ?: ?Using \[", r"Using network Socket", r"via NET/Socket/"),
+        "NCCL is moving inter-node traffic over TCP sockets instead of EFA/InfiniBand: training runs, "
+        "but many times slower.",
+        "Make EFA work: aws-ofi-nccl on LD_LIBRARY_PATH, `vpc.amazonaws.com/efa` requested, "
+        "`hostNetwork: true`; then look for `NET/OFI Selected Provider is efa` in the log.",
+        severity="warning",
+        unless=_EFA_ACTIVE,
+    ),
+    FailureSignature(
+        "socket_ifname_bad",
+        (
+            r"Bootstrap ?: ?no socket interface found",
+            r"no NCCL_SOCKET_IFNAME interface found",
+            r"ncclSocketInit: connecting to address .* is neither AF_INET",
+        ),
+        "NCCL_SOCKET_IFNAME names an interface that does not exist in the pod (P4d/P5 nodes have no "
+        "`eth0` for EFA traffic), so NCCL's bootstrap finds no interface.",
+        "Remove NCCL_SOCKET_IFNAME from the environment (NCCL picks a valid interface itself), or set "
+        "it to an interface `ip -o link` shows inside the pod.",
+    ),
+    FailureSignature(
+        "nvls_peer_access",
+        (
+            r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory",
+            r"transport/nvls\.cc.*NCCL WARN Cuda failure",
+            r"NCCL WARN Cuda failure.*peer access",
+            r"peer access is not supported between these two devices",
+            r"cuMulticast\w+ failed",
+        ),
+        "NCCL's NVLink SHARP (NVLS) multicast set-up failed on this node (Fabric Manager / driver "
+        "state), which aborts communicator creation.",
+        "Set NCCL_NVLS_ENABLE=0 in the job environment (NCCL then uses plain NVLink rings/trees).",
+    ),
+    FailureSignature(
+        "shm_too_small",
+        (
+            r"Error while creating shared memory segment",
+            r"failed to extend /dev/shm/",
+            r"Call to posix_fallocate failed",
+            r"insufficient shared memory \(shm\)",
+            r"No space left on device.*?/dev/shm|/dev/shm.*No space left on device",
+        ),
+        "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
+        "buffers and DataLoader workers need much more.",
+        "Mount a memory-backed emptyDir at /dev/shm (`emptyDir: {medium: Memory, sizeLimit: 128Gi}`).",
+    ),
+    # --- timeouts ---------------------------------------------------------------------------------
+    FailureSignature(
+        "nccl_timeout",
+        (
+            r"Watchdog caught collective operation timeout",
+            r"NCCL communicator was aborted",
+            r"ProcessGroupNCCL.*[Tt]imed? ?out",
+            r"NCCL error:? .*timeout",
+        ),
+        "A collective (all-reduce, all-gather...) did not finish within the process-group timeout: "
+        "some rank is stuck or dead (a hang in another rank, a network fault, or a rank much slower "
+        "than the rest).",
+        "Find the first failing rank in all pods' logs (`workshop logs`); check EFA health and "
+        "security groups; raise NCCL_TIMEOUT / TORCH_DISTRIBUTED_TIMEOUT (e.g. 1800) only if "
+        "checkpoint saves or evaluation legitimately take long.",
+    ),
+    FailureSignature(
+        "rendezvous_timeout",
+        (
+            r"DistStoreError: Timed out after \d+ seconds waiting for",
+            r"RendezvousTimeoutError",
+            r"RendezvousConnectionError",
+            r"Timed out initializing process group in store based barrier",
+            r"DistStoreError: Socket Timeout",
+            r"The client socket has timed out after",
+            r"The client socket has failed to connect to any network address",
+        ),
+        "Not all pods joined the torchrun rendezvous in time: a worker pod is not running yet "
+        "(pending, pulling its image) or cannot reach the master's port.",
+        "Check every pod of the PyTorchJob is Running (`kubectl get pods`), that MASTER_ADDR/PORT "
+        "point at the master service, `hostNetwork: true` where EFA is used, and that security "
+        "groups allow all traffic between the nodes.",
+    ),
+    FailureSignature(
+        "master_addr_unresolved",
+        (
+            r"Name or service not known",
+            r"Temporary failure in name resolution",
+            r"gai error: -?\d+",
+            r"host not found",
+        ),
+        "The master address (MASTER_ADDR / the rendezvous endpoint) is a host name that does not "
+        "resolve from this pod.",
+        "Use the PyTorchJob's master service name (`<job>-master-0`) in the same namespace, or the "
+        "master pod's IP; with hostNetwork set `dnsPolicy: ClusterFirstWithHostNet` so cluster DNS "
+        "still resolves.",
+    ),
+    # --- memory -----------------------------------------------------------------------------------
+    FailureSignature(
+        "cuda_oom",
+        (
+            r"CUDA out of memory",
+            r"OutOfMemoryError",
+            r"CUDA error: out of memory",
+            r"CUBLAS_STATUS_ALLOC_FAILED",
+            r"cudaErrorMemoryAllocation",
+            r"NCCL WARN Cuda failure 'out of memory'",
+        ),
+        "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
+        "GPU (first pipeline stage) do not fit.",
+        "Lower --micro-batch-size, raise --tensor-model-parallel-size (within a node) or "
+        "--pipeline-model-parallel-size, add --use-distributed-optimizer and --recompute-granularity "
+        "selective/full; check the plan with `workshop plan`.",
+    ),
+    FailureSignature(
+        "host_oom_killed",
+        (r"\bOOMKilled\b", r"exitcode\s*:\s*-9\b", r"Signal 9 \(SIGKILL\) received by PID"),
+        "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
+        "typically while loading a checkpoint or with too many DataLoader workers.",
+        "Raise the pod's memory request/limit, lower --num-workers, and check `kubectl describe pod` "
+        "for `OOMKilled`.",
+    ),
+    # --- configuration ----------------------------------------------------------------------------
+    FailureSignature(
+        "batch_size_not_divisible",
+        (
+            r"global batch size \(\d+\) is not divisible by micro batch size \(\d+\) times data parallel size",
+            r"global batch size not divisible",
+        ),
+        "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
+        "the global batch size does not divide.",
+        "Choose --global-batch-size as a multiple of micro-batch-size x DP, where DP = GPUs / (TP x PP "
+        "x CP); `workshop plan` prints valid combinations.",
+    ),
+    FailureSignature(
+        "parallelism_config_invalid",
+        (
+            r"world size \(\d+\) is not divisible by",
+            r"num_layers .*(must be|should be|is not) divisible by",
+            r"number of layers should be divisible",
+            r"num_attention_heads .*(must be|should be|is not) divisible by",
+            r"num_query_groups .*(must be|should be|is not) divisible by",
+            r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _]",
+            r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
+            r"pipeline-model-parallel-size .*requires",
+        ),
+        "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
+        "layers vs pipeline stages, heads vs tensor parallel size).",
+        "Pick sizes that divide: TP x PP x CP must divide the number of GPUs, layers must divide by "
+        "PP (x virtual stages), heads and query groups by TP; `workshop plan --search` lists valid ones.",
+    ),
+    # --- data -------------------------------------------------------------------------------------
+    FailureSignature(
+        "dataset_index_corrupt",
+        (
+            r"bad header, cannot read",
+            r"bad version, cannot read",
+            r"Index file doesn'?t match expected format",
+            r"assert self\.sequence_lengths\.shape\[0\] == self\.document_indices\[-1\]",
+            r"cannot mmap an empty file",
+            r"mmap length is greater than file size",
+        ),
+        "The dataset's .idx/.bin pair is truncated, empty, or not in Megatron's MMapIndexedDataset "
+        "format (an interrupted prep-data run, a copy that did not finish, or a merge that skipped "
+        "the document index).",
+        "Re-run `workshop prep-data` (it writes .bin/.idx atomically) and copy both files again; "
+        "pass the prefix without the .bin/.idx suffix in --data-path.",
+    ),
+    FailureSignature(
+        "dataset_path_missing",
+        (r"No such file or directory: '[^']*(_document)?\.(idx|bin)'", r"Index file does not exist"),
+        "--data-path points at files that do not exist in the pod.",
+        "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
+        "same path in every pod.",
+    ),
+    FailureSignature(
+        "dataset_too_small",
+        (
+            r"assert num_samples > 0",
+            r"AssertionError: .*num_samples",
+            r"[Nn]ot enough (samples|documents|tokens)",
+            r"split .* (has|got) no (samples|documents)",
+        ),
+        "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
+        "--seq-length and the requested iterations, or a split weight is 0 while evaluation asks "
+        "for it.",
+        "Use a larger corpus or smaller --seq-length; give every evaluated split a share of --split "
+        "(e.g. 98,2,0 with --eval-iters > 0), or set --eval-iters 0 with --split 100,0,0.",
+    ),
+    # --- checkpoints ------------------------------------------------------------------------------
+    FailureSignature(
+        "checkpoint_mismatch",
+        (
+            r"size mismatch for \S+: copying a param with shape",
+            r"Global shape mismatch for loaded",
+            r"Error\(s\) in loading state_dict",
+            r"(Missing|Unexpected) key\(s\) in state_dict",
+            r"CheckpointingException",
+        ),
+        "The checkpoint in --load was saved with a different model shape or parallel layout than the "
+        "current flags.",
+        "Load with the same model flags (layers, hidden size, vocab padding) and, for legacy "
+        "checkpoints, the same TP/PP; convert with tools/checkpoint, or save in the torch_dist format "
+        "(--ckpt-format torch_dist) which reshards on load; --no-load-optim --no-load-rng when only "
+        "the weights are wanted.",
+    ),
+    # --- Triton -----------------------------------------------------------------------------------
+    FailureSignature(
+        "triton_cache_hang",
+        (
+            r"file lock '[^']*triton[^']*' could not be acquired",
+            r"Timeout.*acquir\w* .*lock.*triton",
+            r"triton.*(waiting|timed out).*lock",
+        ),
+        "Processes are waiting on Triton's JIT cache lock: all ranks compile the same kernels into "
+        "one cache directory and block each other, so training stalls at the first forward pass.",
+        "Set TRITON_CACHE_DIR to a local path (e.g. /tmp/triton_cache), one per pod.",
+    ),
+    FailureSignature(
+        "triton_cache_shared_fs",
+        (
+            r"(Stale file handle|Device or resource busy|FileNotFoundError).*(\.triton/cache|triton_cache)",
+            r"TRITON_CACHE_DIR=/(fsx|shared|lustre|mnt|home)\b",
+            r"(\.triton/cache|triton_cache).*(Stale file handle|Device or resource busy)",
+        ),
+        "The Triton kernel cache is on a shared file system (FSx/NFS/home): concurrent compiles from "
+        "many processes race on it (stale handles, missing files, busy renames).",
+        "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment.",
+    ),
+    # --- training numerics (also derived from parsed iteration lines) ------------------------------
+    FailureSignature(
+        "nan_loss",
+        (
+            r"\b(lm loss|loss): +[-+]?(nan|inf)\b",
+            r"number of nan iterations: +[1-9]",
+            r"found NaN in local grad norm",
+            r"[Ll]oss is (NaN|nan|inf)",
+        ),
+        "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
+        "or a GPU produced corrupt results.",
+        "Resume from the last good checkpoint with a lower --lr or longer --lr-warmup-iters, prefer "
+        "--bf16 over --fp16, keep --clip-grad 1.0, and check the data around the failing iteration.",
+    ),
+    FailureSignature(
+        "skipped_iterations",
+        (),  # derived from iteration lines after SKIP_GRACE_ITERATIONS
+        "Iterations are still being skipped long after the start: with fp16 the loss scale keeps "
+        "hitting overflow (gradients Inf/NaN), so optimizer steps are thrown away.",
+        "Switch to --bf16, lower --lr, check for bad data; with fp16 set --initial-loss-scale lower "
+        "and watch `loss scale` in the log.",
+        severity="warning",
+    ),
+    FailureSignature(
+        "gpu_xid_error",
+        (
+            r"NVRM: Xid",
+            r"Xid \(PCI:[0-9a-fA-F:.]+\): \d+",
+            r"GPU has fallen off the bus",
+            r"uncorrectable ECC error",
+            r"CUDA error: (an )?uncorrectable ECC",
+        ),
+        "The GPU driver reported an Xid error (hardware, driver or ECC fault): the node's GPU is "
+        "unhealthy, and the process on it crashes or hangs.",
+        "Cordon the node and drain it, replace it (HyperPod: let auto-resume replace the instance), "
+        "and resume from the last checkpoint.",
+    ),
+    # --- Kubernetes pod events --------------------------------------------------------------------
+    FailureSignature(
+        "image_pull_error",
+        (r"ErrImagePull", r"ImagePullBackOff", r"Failed to pull image", r"pull access denied", r"manifest unknown"),
+        "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
+        "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
+        "imagePullSecret) may read the repository.",
+    ),
+    FailureSignature(
+        "pod_pending_insufficient_resources",
+        (
+            r"Insufficient (nvidia\.com/gpu|vpc\.amazonaws\.com/efa|rdma/\w+|memory|cpu|hugepages)",
+            r"\d+/\d+ nodes are available",
+            r"FailedScheduling",
+        ),
+        "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests "
+        "free.",
+        "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
+        "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs.",
+    ),
+)
+
+FAILURES_BY_LABEL: dict[str, FailureSignature] = {f.label: f for f in FAILURES}
+
+# The contract's labels (``workshop monitor diagnose``); FAILURES holds these and a few more.
+CONTRACT_LABELS: tuple[str, ...] = (
+    "nccl_socket_fallback", "efa_plugin_missing", "nccl_timeout", "cuda_oom", "batch_size_not_divisible",
+    "rendezvous_timeout", "socket_ifname_bad", "nan_loss", "skipped_iterations", "dataset_too_small",
+    "checkpoint_mismatch", "triton_cache_hang", "shm_too_small", "nvls_peer_access", "gpu_xid_error",
+    "efa_provider_unavailable", "parallelism_config_invalid", "master_addr_unresolved",
+    "triton_cache_shared_fs", "dataset_index_corrupt", "image_pull_error",
+    "pod_pending_insufficient_resources",
+)  # fmt: skip

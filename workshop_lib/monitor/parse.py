@@ -1,0 +1,502 @@
+"""Megatron-LM training logs to numbers: iteration and validation lines, one-shot or streaming.
+
+The format comes from :mod:`workshop_lib.facts.megatron_log` (the same table the trainer writes
+with). What this parser accepts, and why:
+
+* every Megatron-LM version's iteration line: the older one (elapsed time only), the current one
+  (``throughput per GPU``, a ``[YYYY-MM-DD HH:MM:SS]`` prefix), extra loss cells (MoE
+  ``load_balancing_loss``, ``sop loss``, any ``... loss``) and Megatron-DeepSpeed's variant
+  (``TFLOPs``, ``samples per second``...). Cells are read by label, never by position;
+* anything in front of the line: launcher prefixes (``[rank0]:``, ``3:``, ``[default0]:``),
+  pod names and cloud-log prefixes (kubectl ``--prefix``, CloudWatch timestamps), since the line is
+  *searched* for ``iteration N/ M |``;
+* logs of many ranks or pods: the same iteration seen again replaces the earlier one (Megatron
+  prints on the last rank; concatenated pod logs and restarts repeat lines), counted in
+  ``repeated_iterations``;
+* validation and test lines (``validation loss at iteration N``, ``... at the end of training for
+  test data``).
+
+NaN policy: a NaN/Inf loss stays NaN/Inf in :meth:`ParsedLog.to_dataframe` and in
+``ParsedLog.iterations``; the JSON of ``workshop monitor parse`` writes ``null`` for every
+non-finite number (JSON has no NaN) and the summary counts them (``nonfinite_loss_iterations``), so
+a ``null`` loss next to a count tells "diverged" apart from "not logged".
+
+Streaming: :class:`LogFollower` reads only the bytes appended since its last poll, keeps a partial
+last line until its newline arrives, and starts over when the file is truncated or replaced (log
+rotation, a restarted pod). Parsing the same bytes incrementally or at once gives the same result.
+"""
+
+from __future__ import annotations
+
+import codecs
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..facts import megatron_log as fmt
+
+# The contract's keys of one iteration, in order (``workshop monitor parse --json``).
+CONTRACT_KEYS: tuple[str, ...] = (
+    "iteration",
+    "train_iters",
+    "consumed_samples",
+    "elapsed_ms",
+    "tflops_per_gpu",
+    "learning_rate",
+    "global_batch_size",
+    "lm_loss",
+    "loss_scale",
+    "grad_norm",
+    "skipped_iterations",
+    "nan_iterations",
+)
+VALIDATION_KEYS: tuple[str, ...] = ("iteration", "lm_loss", "lm_loss_ppl")
+_INT_KEYS = frozenset(
+    {"iteration", "train_iters", "consumed_samples", "global_batch_size", "skipped_iterations",
+     "nan_iterations", "consumed_tokens", "actual_seqlen"}
+)  # fmt: skip
+
+_LABEL_TO_KEY: dict[str, str] = {
+    f.label: f.key for f in (*fmt.ITERATION_FIELDS_BEFORE_LOSSES, *fmt.ITERATION_FIELDS_AFTER_LOSSES)
+}
+_LABEL_TO_KEY.update(fmt.ITERATION_LABEL_ALIASES)
+_LABEL_TO_KEY["lm loss"] = "lm_loss"
+
+_ITER_RE = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|")
+_TS_RE = re.compile(r"\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
+_EVAL_RE = re.compile(
+    r"(validation|test) loss at (?:iteration (\d+)|the end of training for (\w+) data)(?: on (\w+) (?:set|data))?\s*\|(.*)"
+)
+_ARG_RE = re.compile(r"(\w+) \.{3,} (\S.*?)\s*$")
+# Arguments Megatron prints at start-up that the summary uses.
+_WANTED_ARGS = frozenset(
+    {"seq_length", "micro_batch_size", "global_batch_size", "train_iters", "world_size",
+     "tensor_model_parallel_size", "pipeline_model_parallel_size", "context_parallel_size",
+     "data_parallel_size", "fp16", "bf16", "log_interval", "save_interval", "eval_interval",
+     "num_layers", "hidden_size", "save", "load"}
+)  # fmt: skip
+
+
+def _number(text: str, integer: bool) -> float | int | None:
+    text = text.strip()
+    try:
+        value = float(text)
+    except ValueError:
+        return None
+    if integer and math.isfinite(value) and value == int(value):
+        return int(value)
+    return value
+
+
+def _finite(x: Any) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _parse_cells(cells: str, record: dict[str, Any]) -> None:
+    """Fill ``record`` from ``label: value | label: value | ...``."""
+    for cell in cells.split("|"):
+        label, sep, value = cell.partition(":")
+        if not sep:
+            continue
+        label = label.strip()
+        key = _LABEL_TO_KEY.get(label)
+        if key is None:
+            key = fmt.ITERATION_EXTRA_LABELS.get(label)
+            if key is None:
+                if not label or len(label) > 60:
+                    continue
+                key = fmt.loss_key(label)
+        record[key] = _number(value, key in _INT_KEYS)
+
+
+def parse_iteration_line(line: str) -> dict[str, Any] | None:
+    """One iteration line to a dict (contract keys present, ``None`` where absent), else ``None``."""
+    m = _ITER_RE.search(line)
+    if m is None:
+        return None
+    record: dict[str, Any] = dict.fromkeys(CONTRACT_KEYS)
+    record["iteration"] = int(m.group(1))
+    record["train_iters"] = int(m.group(2))
+    ts = _TS_RE.search(line, 0, m.start())
+    record["timestamp"] = ts.group(1) if ts else None
+    _parse_cells(line[m.end() :], record)
+    return record
+
+
+def parse_eval_line(line: str) -> tuple[str, int | None, dict[str, Any]] | None:
+    """A validation/test line to ``(split, iteration or None, {"lm_loss", "lm_loss_ppl", ...})``."""
+    m = _EVAL_RE.search(line)
+    if m is None:
+        return None
+    kind, iteration, end_split, on_split, cells = m.groups()
+    split = "test" if "test" in (kind, end_split, on_split) else "validation"
+    values: dict[str, Any] = {}
+    for cell in cells.split("|"):
+        label, sep, value = cell.partition(":")
+        if not sep:
+            continue
+        label = label.strip()
+        if label.endswith(" value"):
+            values[fmt.loss_key(label[: -len(" value")])] = _number(value, False)
+        elif label.endswith(" PPL"):
+            values[fmt.loss_key(label[: -len(" PPL")]) + "_ppl"] = _number(value, False)
+    return split, (int(iteration) if iteration else None), values
+
+
+@dataclass
+class ParsedLog:
+    """What a log says: iterations (one per iteration number), validation/test losses, start-up args."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)  # every column, sorted by iteration
+    validation: list[dict[str, Any]] = field(default_factory=list)
+    test: list[dict[str, Any]] = field(default_factory=list)
+    args: dict[str, Any] = field(default_factory=dict)
+    lines: int = 0
+    repeated_iterations: int = 0
+    gpu: str | None = None  # the --gpu key used for MFU
+    seq_length: int | None = None  # overrides the log's seq_length
+    source: str | None = None
+
+    @property
+    def iterations(self) -> list[dict[str, Any]]:
+        """The contract's view: one dict per iteration with exactly the contract keys."""
+        return [{k: r.get(k) for k in CONTRACT_KEYS} for r in self.records]
+
+    @property
+    def extra_columns(self) -> list[str]:
+        cols: dict[str, None] = {}
+        for r in self.records:
+            for k in r:
+                if k not in CONTRACT_KEYS:
+                    cols[k] = None
+        return list(cols)
+
+    def to_dataframe(self):
+        """All iteration columns as a pandas DataFrame (NaN stays NaN; absent cells are NaN/None)."""
+        import pandas as pd
+
+        columns = list(CONTRACT_KEYS) + self.extra_columns
+        df = pd.DataFrame(self.records, columns=columns)
+        for col in columns:
+            if col != "timestamp" and df[col].dtype == object:
+                converted = pd.to_numeric(df[col], errors="coerce")
+                if converted.notna().sum() == df[col].notna().sum():
+                    df[col] = converted
+        if "timestamp" in df and df["timestamp"].notna().any():
+            df["timestamp"] = pd.to_datetime(df["timestamp"], errors="coerce")
+        return df
+
+    def validation_dataframe(self, split: str = "validation"):
+        import pandas as pd
+
+        rows = self.validation if split == "validation" else self.test
+        return pd.DataFrame(rows, columns=list(VALIDATION_KEYS) + sorted({k for r in rows for k in r} - set(VALIDATION_KEYS)))
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        return summarize(self)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The contract's ``workshop monitor parse --json`` object (non-finite numbers as null)."""
+        extra = self.extra_columns
+        out = {
+            "iterations": self.iterations,
+            "validation": [{k: v.get(k) for k in VALIDATION_KEYS} for v in self.validation],
+            "test": [{k: v.get(k) for k in VALIDATION_KEYS} for v in self.test],
+            "extra_columns": {c: [r.get(c) for r in self.records] for c in extra},
+            "summary": self.summary,
+        }
+        return json_safe(out)
+
+
+def json_safe(obj: Any) -> Any:
+    """Replace NaN/Inf with None everywhere (JSON has no NaN)."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: json_safe(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [json_safe(v) for v in obj]
+    return obj
+
+
+class IncrementalParser:
+    """Feed text as it arrives; holds a partial last line until its newline comes."""
+
+    def __init__(self, *, gpu: str | None = None, seq_length: int | None = None, source: str | None = None):
+        self._partial = ""
+        self._by_iter: dict[int, dict[str, Any]] = {}
+        self._val: dict[int | None, dict[str, Any]] = {}
+        self._test: dict[int | None, dict[str, Any]] = {}
+        self._args: dict[str, Any] = {}
+        self._args_done = False
+        self._lines = 0
+        self._repeated = 0
+        self._last_iteration: int | None = None
+        self.gpu = gpu
+        self.seq_length = seq_length
+        self.source = source
+
+    def feed(self, text: str) -> int:
+        """Parse the complete lines in ``text`` (plus what was held back); returns lines consumed."""
+        if not text:
+            return 0
+        lines = (self._partial + text).split("\n")
+        self._partial = lines.pop()
+        self._consume(lines)
+        return len(lines)
+
+    def close(self) -> None:
+        """End of input: parse a last line that has no newline."""
+        if self._partial:
+            self._consume([self._partial])
+            self._partial = ""
+
+    def _consume(self, lines: list[str]) -> None:
+        self._lines += len(lines)
+        by_iter = self._by_iter
+        args_done = self._args_done
+        for line in lines:
+            if "iteration" in line:
+                if " loss at " in line:
+                    self._eval(line)
+                    continue
+                rec = parse_iteration_line(line)
+                if rec is None:
+                    continue
+                it = rec["iteration"]
+                if it in by_iter:
+                    self._repeated += 1
+                    del by_iter[it]
+                by_iter[it] = rec
+                self._last_iteration = it
+                args_done = True
+            elif not args_done and "...." in line:
+                m = _ARG_RE.search(line)
+                if m and m.group(1) in _WANTED_ARGS:
+                    val = m.group(2)
+                    num = _number(val, True)
+                    self._args[m.group(1)] = (
+                        num if num is not None else {"True": True, "False": False, "None": None}.get(val, val)
+                    )
+            elif "end of training" in line and " loss at " in line:
+                self._eval(line)
+        self._args_done = args_done
+
+    def _eval(self, line: str) -> None:
+        parsed = parse_eval_line(line)
+        if parsed is None:
+            return
+        split, iteration, values = parsed
+        if iteration is None:
+            iteration = self._last_iteration
+        row = {"iteration": iteration, "lm_loss": values.pop("lm_loss", None),
+               "lm_loss_ppl": values.pop("lm_loss_ppl", None), **values}  # fmt: skip
+        target = self._test if split == "test" else self._val
+        target.pop(iteration, None)
+        target[iteration] = row
+
+    def result(self) -> ParsedLog:
+        """A snapshot of what has been parsed so far."""
+        records = sorted(self._by_iter.values(), key=lambda r: r["iteration"])
+        key = lambda r: (r["iteration"] is None, r["iteration"] or 0)  # noqa: E731
+        return ParsedLog(
+            records=records,
+            validation=sorted(self._val.values(), key=key),
+            test=sorted(self._test.values(), key=key),
+            args=dict(self._args),
+            lines=self._lines,
+            repeated_iterations=self._repeated,
+            gpu=self.gpu,
+            seq_length=self.seq_length,
+            source=self.source,
+        )
+
+
+class LogFollower:
+    """Follow a growing log file, reading only new bytes at each :meth:`poll`.
+
+    Truncation (the file got shorter) or replacement (a new inode: rotation, a restarted pod's
+    log) restarts parsing from the beginning of the new file.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None):
+        self.path = Path(path)
+        self._gpu = gpu
+        self._seq_length = seq_length
+        self.resets = 0
+        self._reset()
+
+    def _reset(self) -> None:
+        self.offset = 0
+        self._inode: int | None = None
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self.parser = IncrementalParser(gpu=self._gpu, seq_length=self._seq_length, source=str(self.path))
+
+    def poll(self) -> ParsedLog:
+        """Read what was appended since the last poll and return the updated :class:`ParsedLog`."""
+        try:
+            st = os.stat(self.path)
+        except FileNotFoundError:
+            return self.parser.result()
+        if self._inode is not None and (st.st_ino != self._inode or st.st_size < self.offset):
+            self.resets += 1
+            self._reset()
+        self._inode = st.st_ino
+        if st.st_size > self.offset:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read()
+            self.offset += len(data)
+            self.parser.feed(self._decoder.decode(data))
+        return self.parser.result()
+
+    def finish(self) -> ParsedLog:
+        """Treat the current end of file as the end of the log (parse a last unterminated line)."""
+        self.poll()
+        self.parser.feed(self._decoder.decode(b"", final=True))
+        self.parser.close()
+        return self.parser.result()
+
+
+def parse_text(text: str, *, gpu: str | None = None, seq_length: int | None = None) -> ParsedLog:
+    parser = IncrementalParser(gpu=gpu, seq_length=seq_length)
+    parser.feed(text)
+    parser.close()
+    return parser.result()
+
+
+def check_log_path(path: str | os.PathLike[str]) -> Path:
+    """The path, or a UsageError that says what to do."""
+    p = Path(path)
+    if not p.exists():
+        raise UsageError(f"{p}: no such log file; pass the trainer's log (e.g. runs/workshop/train/train.log)")
+    if p.is_dir():
+        raise UsageError(f"{p}: is a directory; pass the log file inside it (e.g. {p}/train.log)")
+    return p
+
+
+def parse_log(path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None) -> ParsedLog:
+    """Parse a whole log file (the one-shot twin of :class:`LogFollower`)."""
+    p = check_log_path(path)
+    if gpu is not None:
+        from ..facts.hardware import gpu as lookup_gpu
+
+        lookup_gpu(gpu)  # a UsageError naming --gpu for unknown keys
+    return LogFollower(p, gpu=gpu, seq_length=seq_length).finish()
+
+
+# ------------------------------------------------------------------------------------------------
+# Summary
+# ------------------------------------------------------------------------------------------------
+
+SMOOTHING = 0.9  # exponential smoothing weight of the loss curve (TensorBoard's default slider value)
+
+
+def smooth(values: list[float], weight: float = SMOOTHING) -> list[float]:
+    """TensorBoard-style debiased exponential moving average; NaN/Inf points are carried over as NaN."""
+    out: list[float] = []
+    last = 0.0
+    n = 0
+    for v in values:
+        if v is None or not math.isfinite(v):
+            out.append(math.nan)
+            continue
+        last = last * weight + (1 - weight) * v
+        n += 1
+        out.append(last / (1 - weight**n))
+    return out
+
+
+def _mean(xs: list[float]) -> float | None:
+    xs = [x for x in xs if _finite(x)]
+    return sum(xs) / len(xs) if xs else None
+
+
+def _trend(iters: list[int], losses: list[float]) -> tuple[str | None, float | None]:
+    pts = [(i, v) for i, v in zip(iters, losses, strict=True) if _finite(v)]
+    if len(pts) < 4:
+        return None, None
+    pts = pts[len(pts) // 2 :]  # the recent half
+    n = len(pts)
+    mx = sum(p[0] for p in pts) / n
+    my = sum(p[1] for p in pts) / n
+    sxx = sum((p[0] - mx) ** 2 for p in pts)
+    if sxx == 0:
+        return None, None
+    slope = sum((p[0] - mx) * (p[1] - my) for p in pts) / sxx
+    change = slope * (pts[-1][0] - pts[0][0])  # loss change across the window
+    per_1k = slope * 1000
+    if abs(change) < 0.01 * abs(my):
+        return "flat", per_1k
+    return ("decreasing" if slope < 0 else "increasing"), per_1k
+
+
+def summarize(log: ParsedLog) -> dict[str, Any]:
+    recs = log.records
+    iters = [r["iteration"] for r in recs]
+    losses = [r.get("lm_loss") for r in recs]
+    finite = [(r["iteration"], r["lm_loss"]) for r in recs if _finite(r.get("lm_loss"))]
+    nonfinite = [r["iteration"] for r in recs if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])]
+    smoothed = smooth([v if v is not None else math.nan for v in losses])
+    smoothed_last = next((v for v in reversed(smoothed) if math.isfinite(v)), None)
+    trend, per_1k = _trend(iters, losses)
+    timed = recs[1:] if len(recs) > 1 else recs  # the first logged interval includes warm-up
+    mean_elapsed = _mean([r.get("elapsed_ms") for r in timed])
+    mean_tflops = _mean([r.get("tflops_per_gpu") for r in timed])
+    seq = log.seq_length or log.args.get("seq_length")
+    tokens_per_s = None
+    if isinstance(seq, int) and seq > 0:
+        rates = [
+            r["global_batch_size"] * seq / (r["elapsed_ms"] / 1000.0)
+            for r in timed
+            if _finite(r.get("global_batch_size")) and _finite(r.get("elapsed_ms")) and r["elapsed_ms"] > 0
+        ]
+        tokens_per_s = sum(rates) / len(rates) if rates else None
+    mfu = None
+    if log.gpu and mean_tflops is not None:
+        from ..facts.hardware import gpu as lookup_gpu
+
+        mfu = mean_tflops / lookup_gpu(log.gpu).bf16_tflops
+    train_iters = recs[-1]["train_iters"] if recs else log.args.get("train_iters")
+    last_iter = recs[-1]["iteration"] if recs else None
+    eta = None
+    if recs and train_iters:
+        recent = _mean([r.get("elapsed_ms") for r in timed[-10:]])
+        if recent is not None:
+            eta = max(0, train_iters - last_iter) * recent / 1000.0
+    best = min(finite, key=lambda p: p[1]) if finite else None
+    return {
+        "iterations_logged": len(recs),
+        "first_iteration": iters[0] if iters else None,
+        "last_iteration": last_iter,
+        "train_iters": train_iters,
+        "progress": (last_iter / train_iters) if (recs and train_iters) else None,
+        "last_loss": recs[-1].get("lm_loss") if recs else None,
+        "last_finite_loss": finite[-1][1] if finite else None,
+        "best_loss": best[1] if best else None,
+        "best_loss_iteration": best[0] if best else None,
+        "smoothed_loss": smoothed_last,
+        "smoothing": SMOOTHING,
+        "loss_trend": trend,
+        "loss_slope_per_1k_iterations": per_1k,
+        "mean_elapsed_ms": mean_elapsed,
+        "mean_tflops_per_gpu": mean_tflops,
+        "seq_length": seq if isinstance(seq, int) else None,
+        "tokens_per_second": tokens_per_s,
+        "gpu": log.gpu,
+        "mfu": mfu,
+        "skipped_iterations": sum(r.get("skipped_iterations") or 0 for r in recs),
+        "nan_iterations": sum(r.get("nan_iterations") or 0 for r in recs),
+        "nonfinite_loss_iterations": nonfinite,
+        "eta_seconds": eta,
+        "last_validation_loss": log.validation[-1]["lm_loss"] if log.validation else None,
+        "last_test_loss": log.test[-1]["lm_loss"] if log.test else None,
+        "last_timestamp": recs[-1].get("timestamp") if recs else None,
+        "repeated_iterations": log.repeated_iterations,
+        "lines": log.lines,
+    }
