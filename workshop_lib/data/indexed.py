@@ -1,0 +1,291 @@
+"""Megatron's indexed dataset (``PREFIX.bin`` + ``PREFIX.idx``), read and written without megatron-core.
+
+Megatron-LM trains from a pair of files that it memory-maps, so any sample is one seek away and
+nothing is parsed at training time:
+
+* ``.bin``: every token of every document, back to back, as one flat array of ``dtype``;
+* ``.idx``: a small index, little-endian::
+
+      magic    9 bytes  b"MMIDIDX\\x00\\x00"
+      version  <Q       1
+      dtype    <B       DType code (8 = uint16 when the vocabulary has < 65,500 tokens, else 4 = int32)
+      S        <Q       number of sequences (one per non-empty document at document level)
+      D        <Q       number of entries in the document index (documents + 1)
+      lengths  S x int32   tokens per sequence
+      pointers S x int64   byte offset of each sequence in .bin
+      doc_idx  D x int64   sequence index where each document starts (0, then the running count)
+
+This module writes exactly the bytes megatron-core's ``IndexedDatasetBuilder`` writes (tests prove it),
+but streams: memory stays flat however large the corpus, and outputs appear atomically (temporary
+names, renamed into place only when complete). Reading the header needs no megatron import, so
+``workshop blend`` and ``inspect-data`` start instantly.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UsageError
+from ..fsutil import temp_path_for
+
+MAGIC = b"MMIDIDX\x00\x00"
+VERSION = 1
+HEADER_BYTES = 34  # magic 9 + version 8 + dtype 1 + sequence count 8 + document count 8
+# megatron.core.datasets.indexed_dataset.DType codes
+DTYPE_CODES = {
+    1: np.uint8,
+    2: np.int8,
+    3: np.int16,
+    4: np.int32,
+    5: np.int64,
+    6: np.float64,
+    7: np.float32,
+    8: np.uint16,
+}
+CODE_OF = {np.dtype(v): k for k, v in DTYPE_CODES.items()}
+
+
+def optimal_dtype(vocab_size: int | None) -> type[np.number]:
+    """``DType.optimal_dtype``: uint16 below 65,500 tokens, else int32 (same threshold as Megatron)."""
+    return np.uint16 if vocab_size is not None and vocab_size < 65500 else np.int32
+
+
+def bin_path(prefix: str | os.PathLike[str]) -> Path:
+    return Path(f"{prefix}.bin")
+
+
+def idx_path(prefix: str | os.PathLike[str]) -> Path:
+    return Path(f"{prefix}.idx")
+
+
+def strip_suffix(prefix: str | os.PathLike[str]) -> str:
+    """Accept ``X``, ``X.bin`` or ``X.idx`` and return the prefix ``X``."""
+    s = str(prefix)
+    return s[:-4] if s.endswith((".bin", ".idx")) else s
+
+
+@dataclass(frozen=True)
+class IndexHeader:
+    """What the ``.idx`` says, read from its first 34 bytes (plus the arrays on demand)."""
+
+    path: Path
+    dtype: np.dtype
+    sequence_count: int
+    document_count: int  # number of documents (the index holds one more entry)
+
+    @property
+    def lengths_offset(self) -> int:
+        return HEADER_BYTES
+
+    @property
+    def pointers_offset(self) -> int:
+        return HEADER_BYTES + 4 * self.sequence_count
+
+    @property
+    def doc_idx_offset(self) -> int:
+        return HEADER_BYTES + 12 * self.sequence_count
+
+
+def read_header(prefix: str | os.PathLike[str]) -> IndexHeader:
+    """Read and check an ``.idx`` header; a UsageError names the file and what is wrong."""
+    path = idx_path(strip_suffix(prefix))
+    if not path.is_file():
+        raise UsageError(
+            f"{path}: no such index; pass the prefix written by `workshop prep-data` "
+            "(e.g. runs/workshop/data/techpulse_text_document)"
+        )
+    with open(path, "rb") as fh:
+        head = fh.read(HEADER_BYTES)
+    if len(head) < HEADER_BYTES or head[:9] != MAGIC:
+        raise UsageError(f"{path}: not a Megatron indexed dataset (bad magic); re-run `workshop prep-data`")
+    version, code, seqs, docs = struct.unpack("<QBQQ", head[9:])
+    if version != VERSION or code not in DTYPE_CODES:
+        raise UsageError(f"{path}: unsupported index version {version} / dtype code {code}")
+    size = path.stat().st_size
+    if size != HEADER_BYTES + 12 * seqs + 8 * docs and size != HEADER_BYTES + 13 * seqs + 8 * docs:
+        raise UsageError(
+            f"{path}: truncated or corrupt index ({size} bytes for {seqs} sequences); "
+            "re-run `workshop prep-data`"
+        )
+    return IndexHeader(path, np.dtype(DTYPE_CODES[code]), seqs, docs - 1)
+
+
+class IndexedDatasetReader:
+    """A light, read-only view of ``PREFIX.bin/.idx`` (numpy memmaps; no megatron import)."""
+
+    def __init__(self, prefix: str | os.PathLike[str]) -> None:
+        self.prefix = strip_suffix(prefix)
+        self.header = read_header(self.prefix)
+        h = self.header
+        self.lengths = (
+            np.memmap(h.path, dtype=np.int32, mode="r", offset=h.lengths_offset, shape=(h.sequence_count,))
+            if h.sequence_count
+            else np.zeros(0, np.int32)
+        )
+        self.pointers = (
+            np.memmap(h.path, dtype=np.int64, mode="r", offset=h.pointers_offset, shape=(h.sequence_count,))
+            if h.sequence_count
+            else np.zeros(0, np.int64)
+        )
+        self.document_indices = np.memmap(
+            h.path, dtype=np.int64, mode="r", offset=h.doc_idx_offset, shape=(h.document_count + 1,)
+        )
+        bpath = bin_path(self.prefix)
+        if not bpath.is_file():
+            raise UsageError(f"{bpath}: missing (the .idx is there); re-run `workshop prep-data`")
+        expected = int(self.lengths.sum(dtype=np.int64)) * h.dtype.itemsize
+        if bpath.stat().st_size != expected:
+            raise UsageError(
+                f"{bpath}: {bpath.stat().st_size} bytes but the index expects {expected}; "
+                "the pair does not match, re-run `workshop prep-data`"
+            )
+        self.tokens = np.memmap(bpath, dtype=h.dtype, mode="r") if expected else np.zeros(0, h.dtype)
+
+    def __len__(self) -> int:
+        return self.header.sequence_count
+
+    def sequence(self, i: int) -> np.ndarray:
+        start = int(self.pointers[i]) // self.header.dtype.itemsize
+        return np.asarray(self.tokens[start : start + int(self.lengths[i])])
+
+    def document(self, d: int) -> np.ndarray:
+        """Tokens of document ``d`` (empty for an empty document)."""
+        a, b = int(self.document_indices[d]), int(self.document_indices[d + 1])
+        if a == b:
+            return np.zeros(0, self.header.dtype)
+        start = int(self.pointers[a]) // self.header.dtype.itemsize
+        return np.asarray(self.tokens[start : start + int(self.lengths[a:b].sum())])
+
+
+class IndexedDatasetWriter:
+    """Stream documents into ``PREFIX.bin/.idx`` with IndexedDatasetBuilder's bytes, atomically.
+
+    Tokens go straight to a temporary ``.bin``; per-sequence lengths and the document index go to
+    small temporary side files, so memory does not grow with the corpus. ``finalize`` writes the
+    ``.idx`` and renames both into place (the old ``.idx`` is removed first, so no moment exists
+    where an index sits next to a ``.bin`` it does not describe). ``abort`` removes everything.
+    """
+
+    def __init__(self, prefix: str | os.PathLike[str], dtype: type[np.number]) -> None:
+        self.prefix = strip_suffix(prefix)
+        self.dtype = np.dtype(dtype)
+        self.final_bin, self.final_idx = bin_path(self.prefix), idx_path(self.prefix)
+        self._tmp_bin = temp_path_for(self.final_bin)
+        self._tmp_len = temp_path_for(self.final_idx)
+        self._tmp_doc = temp_path_for(self.final_idx)
+        self._bin = open(self._tmp_bin, "wb")  # noqa: SIM115 - closed in finalize/abort
+        self._len = open(self._tmp_len, "wb")  # noqa: SIM115
+        self._doc = open(self._tmp_doc, "wb")  # noqa: SIM115
+        self.sequences = 0
+        self.documents = 0
+        self.tokens = 0
+        self._doc.write(np.zeros(1, np.int64).tobytes())
+
+    def add_documents(self, flat: np.ndarray, lengths: np.ndarray) -> None:
+        """Append documents given as one flat token array and each document's length (0 = empty)."""
+        lengths = np.asarray(lengths, dtype=np.int64)
+        if len(lengths) == 0:
+            return
+        if flat.dtype != self.dtype:
+            flat = flat.astype(self.dtype)
+        self._bin.write(flat.tobytes())
+        nonempty = lengths > 0
+        self._len.write(lengths[nonempty].astype(np.int32).tobytes())
+        self._doc.write((self.sequences + np.cumsum(nonempty, dtype=np.int64)).tobytes())
+        self.sequences += int(nonempty.sum())
+        self.documents += len(lengths)
+        self.tokens += int(lengths.sum())
+
+    def add_index(self, prefix: str | os.PathLike[str]) -> None:
+        """Append a whole dataset (``IndexedDatasetBuilder.add_index``), streaming its .bin."""
+        other = IndexedDatasetReader(prefix)
+        if other.header.dtype != self.dtype:
+            raise UsageError(
+                f"{other.header.path}: dtype {other.header.dtype} differs from {self.dtype}; "
+                "all shards must use the same tokenizer"
+            )
+        for start in range(0, len(other.lengths), 1 << 22):
+            self._len.write(np.asarray(other.lengths[start : start + (1 << 22)]).tobytes())
+        docs = np.asarray(other.document_indices[1:])
+        for start in range(0, len(docs), 1 << 22):
+            self._doc.write((self.sequences + docs[start : start + (1 << 22)]).tobytes())
+        with open(bin_path(other.prefix), "rb") as fh:
+            while block := fh.read(1 << 24):
+                self._bin.write(block)
+        self.sequences += len(other)
+        self.documents += other.header.document_count
+        self.tokens += int(other.lengths.sum(dtype=np.int64))
+
+    def finalize(self) -> tuple[Path, Path]:
+        """Write the .idx, fsync, and rename both files into place; returns (bin, idx)."""
+        tmp_idx = temp_path_for(self.final_idx)
+        try:
+            for fh in (self._bin, self._len, self._doc):
+                fh.flush()
+                os.fsync(fh.fileno())
+                fh.close()
+            with open(tmp_idx, "wb") as out:
+                out.write(MAGIC + struct.pack("<QB", VERSION, CODE_OF[self.dtype]))
+                out.write(struct.pack("<QQ", self.sequences, self.documents + 1))
+                _copy_file(self._tmp_len, out)
+                itemsize = self.dtype.itemsize
+                offset = 0
+                for block in _iter_array(self._tmp_len, np.int32):
+                    ends = np.cumsum(block, dtype=np.int64) * itemsize
+                    out.write((offset + np.concatenate(([0], ends[:-1]))).tobytes())
+                    offset += int(ends[-1])
+                _copy_file(self._tmp_doc, out)
+                out.flush()
+                os.fsync(out.fileno())
+            mode = 0o666 & ~_umask()  # mkstemp made them 0600; give them ordinary permissions
+            os.chmod(self._tmp_bin, mode)
+            os.chmod(tmp_idx, mode)
+            with contextlib.suppress(FileNotFoundError):
+                self.final_idx.unlink()
+            os.replace(self._tmp_bin, self.final_bin)
+            os.replace(tmp_idx, self.final_idx)
+        except BaseException:
+            with contextlib.suppress(FileNotFoundError):
+                tmp_idx.unlink()
+            self.abort()
+            raise
+        finally:
+            for p in (self._tmp_len, self._tmp_doc):
+                with contextlib.suppress(FileNotFoundError):
+                    p.unlink()
+        return self.final_bin, self.final_idx
+
+    def abort(self) -> None:
+        """Close and remove every temporary file (nothing Megatron could load is left)."""
+        for fh in (self._bin, self._len, self._doc):
+            with contextlib.suppress(Exception):
+                fh.close()
+        for p in (self._tmp_bin, self._tmp_len, self._tmp_doc):
+            with contextlib.suppress(FileNotFoundError):
+                p.unlink()
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def _copy_file(src: Path, out) -> None:
+    with open(src, "rb") as fh:
+        while block := fh.read(1 << 24):
+            out.write(block)
+
+
+def _iter_array(path: Path, dtype: type[np.number], items: int = 1 << 22) -> Iterator[np.ndarray]:
+    itemsize = np.dtype(dtype).itemsize
+    with open(path, "rb") as fh:
+        while block := fh.read(items * itemsize):
+            yield np.frombuffer(block, dtype=dtype)

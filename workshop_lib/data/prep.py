@@ -1,0 +1,290 @@
+"""``workshop prep-data``: JSONL corpora to Megatron indexed datasets, fast, streaming and atomic.
+
+For each input chunk (whole lines, ~32 MB) and each JSON key:
+
+1. fast path: the chunk goes to gigatoken, which reads the JSON and tokenizes it in Rust on all
+   worker threads; cheap byte counts (one row per line, every line ends with ``}``) confirm that
+   every line was a good document;
+2. otherwise (a bad line somewhere in the chunk, or a tokenizer gigatoken does not run) the chunk is
+   parsed strictly in Python, every bad line is named, and the good texts are encoded in one batch;
+3. EOD is appended to each non-empty document with numpy (no per-document Python), and the tokens are
+   streamed into :class:`IndexedDatasetWriter` (the bytes of megatron-core's IndexedDatasetBuilder).
+
+Document order is input order whatever ``workers`` is, so the output does not depend on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import UsageError
+from .indexed import IndexedDatasetWriter, optimal_dtype
+from .reader import BadLine, Chunk, expand_inputs, file_size, iter_chunks, looks_clean, parse_chunk
+from .tokenizer import TokenizerAdapter
+
+MAX_PRINTED_BAD_LINES = 20
+
+
+def output_prefix_for(prefix: str | Path, key: str) -> str:
+    """``{PREFIX}_{key}_document``, the name preprocess_data.py gives each key's dataset."""
+    return f"{prefix}_{key}_document"
+
+
+def append_eod(flat: np.ndarray, lengths: np.ndarray, eod: int) -> tuple[np.ndarray, np.ndarray]:
+    """Append ``eod`` to every non-empty document (empty ones stay empty, as upstream)."""
+    nonempty = lengths > 0
+    new_lengths = lengths + nonempty
+    out = np.empty(int(new_lengths.sum()), dtype=flat.dtype)
+    eod_at = np.cumsum(new_lengths)[nonempty] - 1
+    keep = np.ones(len(out), dtype=bool)
+    keep[eod_at] = False
+    out[keep] = flat
+    out[eod_at] = eod
+    return out, new_lengths
+
+
+@dataclass
+class PrepResult:
+    documents: int = 0
+    tokens: int = 0
+    bad_lines: list[BadLine] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    seconds: float = 0.0
+    input_bytes: int = 0
+    per_key: dict[str, dict] = field(default_factory=dict)
+    engine: str = ""
+    tokenizer: dict = field(default_factory=dict)
+    fast_chunks: int = 0
+    slow_chunks: int = 0
+
+    def summary(self) -> dict:
+        """The contract's JSON object (plus a few extra keys)."""
+        secs = max(self.seconds, 1e-9)
+        return {
+            "documents": self.documents,
+            "tokens": self.tokens,
+            "skipped": len(self.bad_lines),
+            "bad_lines": [b.as_dict() for b in self.bad_lines],
+            "outputs": self.outputs,
+            "seconds": round(self.seconds, 4),
+            "documents_per_second": round(self.documents / secs, 1),
+            "megabytes_per_second": round(self.input_bytes / 1e6 / secs, 3),
+            "tokenizer": self.tokenizer,
+            "input_bytes": self.input_bytes,
+            "engine": self.engine,
+            "keys": self.per_key,
+        }
+
+
+def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Iterator[tuple[Chunk, str | None]]:
+    """Chunks of every file; with ``use_files``, each also as a path the engine can read."""
+    staged = 0
+    for f in files:
+        for chunk in iter_chunks(f):
+            path = None
+            if use_files:
+                if chunk.whole_file:
+                    path = str(f)
+                else:
+                    # the prefetch queue holds at most 2 chunks, plus one in use and one being written
+                    path = str(stage_dir / f"chunk{staged % 5}.jsonl")
+                    staged += 1
+                    with open(path, "wb") as fh:
+                        fh.write(chunk.data)
+            yield chunk, path
+
+
+def _prefetch(it: Iterator, depth: int = 2) -> Iterator:
+    """Run ``it`` in a thread, ``depth`` items ahead (reading/decompressing overlaps tokenizing)."""
+    q: queue.Queue = queue.Queue(maxsize=depth)
+    stop = threading.Event()
+    done = object()
+
+    def worker() -> None:
+        try:
+            for item in it:
+                while not stop.is_set():
+                    try:
+                        q.put(item, timeout=0.1)
+                        break
+                    except queue.Full:
+                        continue
+                if stop.is_set():
+                    return
+            q.put(done)
+        except BaseException as exc:  # noqa: BLE001 - handed to the consumer
+            q.put(exc)
+
+    t = threading.Thread(target=worker, daemon=True, name="prep-data-reader")
+    t.start()
+    try:
+        while True:
+            item = q.get()
+            if item is done:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        with contextlib.suppress(queue.Empty):
+            while True:
+                q.get_nowait()
+        t.join(timeout=5)
+
+
+def prep_data(
+    inputs: list[str],
+    output_prefix: str | Path,
+    tokenizer: TokenizerAdapter,
+    *,
+    json_keys: list[str] | None = None,
+    append_eod_token: bool = False,
+    on_bad_line: str = "skip",
+    progress: bool = True,
+    note: Callable[[str], None] | None = None,
+) -> PrepResult:
+    """Tokenize ``inputs`` into ``{output_prefix}_{key}_document.bin/.idx``; returns the summary.
+
+    Raises UsageError (nothing written) on bad inputs, or on the first bad line with ``on_bad_line="fail"``.
+    """
+    keys = list(json_keys or ["text"])
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"--json-keys {' '.join(keys)}: a key is repeated")
+    if on_bad_line not in ("skip", "fail"):
+        raise UsageError(f"--on-bad-line {on_bad_line!r}: use skip or fail")
+    note = note or (lambda msg: print(msg, file=sys.stderr, flush=True))
+    files = expand_inputs(inputs)
+    out_dir = Path(f"{output_prefix}").parent
+    out_dir.mkdir(parents=True, exist_ok=True)
+    dtype = optimal_dtype(tokenizer.vocab_size)
+    result = PrepResult(
+        engine=tokenizer.engine,
+        tokenizer={
+            "type": tokenizer.type,
+            "vocab_size": tokenizer.vocab_size,
+            "model": tokenizer.model,
+            "eod_token_id": tokenizer.eod,
+            "dtype": np.dtype(dtype).name,
+        },
+    )
+    if tokenizer.engine != "gigatoken":
+        note(
+            f"prep-data: fast engine not used ({tokenizer.note or 'not available'}); "
+            f"tokenizing with the {tokenizer.engine} library's batch API (slower)"
+        )
+
+    bar = _progress_bar(sum(file_size(f) for f in files), progress)
+    writers = {k: IndexedDatasetWriter(output_prefix_for(output_prefix, k), dtype) for k in keys}
+    stage_dir = Path(tempfile.mkdtemp(prefix=".prep-stage-", dir=out_dir))
+    start = time.perf_counter()
+    printed = 0
+    try:
+        done_disk = 0
+        last_file = None
+        for chunk, path in _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir)):
+            encoded = _encode_fast(tokenizer, chunk, path, keys) if path else None
+            if encoded is None:
+                texts, bad = parse_chunk(chunk, keys)
+                if bad:
+                    if on_bad_line == "fail":
+                        raise UsageError(
+                            f"{bad[0]}; fix the line or pass --on-bad-line skip (nothing was written)"
+                        )
+                    result.bad_lines.extend(bad)
+                    for b in bad:
+                        if printed < MAX_PRINTED_BAD_LINES:
+                            _write(bar, f"prep-data: skipped {b}")
+                        printed += 1
+                encoded = {k: tokenizer.encode(texts[k]) for k in keys}
+                result.slow_chunks += 1
+            else:
+                result.fast_chunks += 1
+            for k in keys:
+                flat, lengths = encoded[k]
+                if append_eod_token:
+                    flat, lengths = append_eod(flat, lengths, tokenizer.eod)
+                writers[k].add_documents(flat, lengths)
+            n_docs = len(encoded[keys[0]][1])
+            result.documents += n_docs
+            result.input_bytes += len(chunk.data)
+            if bar is not None:
+                if chunk.file != last_file:
+                    last_file, done_disk = chunk.file, bar.n
+                bar.update(max(0, done_disk + chunk.disk_bytes - bar.n))
+                elapsed = max(time.perf_counter() - start, 1e-9)
+                bar.set_postfix_str(f"{result.documents / elapsed:,.0f} docs/s", refresh=False)
+        if printed > MAX_PRINTED_BAD_LINES:
+            _write(
+                bar,
+                f"prep-data: ... and {printed - MAX_PRINTED_BAD_LINES} more bad lines (all in --json bad_lines)",
+            )
+        for k in keys:
+            b, i = writers[k].finalize()
+            result.outputs += [str(b), str(i)]
+            result.per_key[k] = {
+                "prefix": output_prefix_for(output_prefix, k),
+                "tokens": writers[k].tokens,
+                "sequences": writers[k].sequences,
+                "documents": writers[k].documents,
+            }
+            result.tokens += writers[k].tokens
+    except BaseException:
+        for w in writers.values():
+            w.abort()
+        raise
+    finally:
+        if bar is not None:
+            bar.close()
+        shutil.rmtree(stage_dir, ignore_errors=True)
+    result.seconds = time.perf_counter() - start
+    return result
+
+
+def _encode_fast(tok: TokenizerAdapter, chunk: Chunk, path: str, keys: list[str]) -> dict | None:
+    """Encode a chunk with gigatoken reading the JSON; None if any line may be bad (strict path then)."""
+    if not looks_clean(chunk):
+        return None
+    out = {}
+    for k in keys:
+        flat, lengths = tok.encode_jsonl(path, k)
+        if len(lengths) != chunk.lines:
+            return None
+        out[k] = (flat, lengths)
+    return out
+
+
+def _progress_bar(total: int, enabled: bool):
+    if not enabled:
+        return None
+    from tqdm import tqdm
+
+    return tqdm(
+        total=total,
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1000,
+        desc="prep-data",
+        file=sys.stderr,
+        mininterval=0.5,
+        dynamic_ncols=True,
+        leave=True,
+    )
+
+
+def _write(bar, msg: str) -> None:
+    if bar is not None:
+        bar.write(msg, file=sys.stderr)
+    else:
+        print(msg, file=sys.stderr, flush=True)
