@@ -1,9 +1,182 @@
-"""Subcommands of the ``launch`` room (registered by ``workshop_lib.cli``)."""
+"""Subcommands of the ``launch`` room: render, check, apply, status, logs, delete.
+
+Handlers import their implementation lazily, so ``render`` and ``check`` start fast and only the
+cluster commands load the Kubernetes client. ``check`` exits 0 when it finds no error (warnings are
+fine), 1 when it finds at least one error (so CI can gate on it, like a linter), and 2 when the job
+YAML itself is invalid; with ``--json`` it prints the findings object in every case.
+"""
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+
+def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
+    p.add_argument(
+        "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (contract 'Launch')"
+    )
+    if not need_config:
+        p.add_argument("--name", help="job name (instead of --config)")
+    p.add_argument("--backend", choices=("kubernetes", "local"), help="override the job's backend")
+    p.add_argument("--kubeconfig", help="kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")
+    p.add_argument("--context", help="kubeconfig context (default: the current one)")
+    p.add_argument("--namespace", help="namespace (default: the job's)")
+    p.add_argument(
+        "--run-dir", type=Path, help="run directory for the local backend and logs (default: runs/workshop)"
+    )
+    p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
+    p = sub.add_parser("render", help="job YAML -> PyTorchJob manifest (or sbatch script)")
+    p.add_argument("--config", required=True, metavar="JOB.yaml")
+    p.add_argument("--out", type=Path, help="write to FILE instead of stdout")
+    p.add_argument("--target", choices=("kubernetes", "slurm"), default="kubernetes")
+    p.set_defaults(func=_render)
+
+    p = sub.add_parser("check", help="job YAML against the NCCL/EFA rules, the instance and the plan")
+    p.add_argument("--config", required=True, metavar="JOB.yaml")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_check)
+
+    p = sub.add_parser("apply", help="preflight the cluster and create the job (or start it locally)")
+    _add_target(p, need_config=True)
+    p.add_argument("--replace", action="store_true", help="delete an existing job of that name first")
+    p.add_argument("--force", action="store_true", help="submit even when `workshop check` finds errors")
+    p.add_argument("--skip-preflight", action="store_true", help="do not check the cluster first")
+    p.add_argument("--train-iters", type=int, default=None, help="local backend: iterations of the tiny run")
+    p.set_defaults(func=_apply)
+
+    p = sub.add_parser(
+        "status", help="job conditions, pods (phase, restarts) and the events that explain them"
+    )
+    _add_target(p, need_config=False)
+    p.set_defaults(func=_status)
+
+    p = sub.add_parser("logs", help="stream the job's logs to stdout and to a file the monitor reads")
+    _add_target(p, need_config=False)
+    p.add_argument("--follow", "-f", action="store_true", help="keep streaming until the job ends")
+    p.add_argument(
+        "--all", action="store_true", help="every pod (each line prefixed), not just rank 0 and the last rank"
+    )
+    p.add_argument("--out", type=Path, help="log file to write (default: <run>/train/train.log)")
+    p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    p.set_defaults(func=_logs)
+
+    p = sub.add_parser("delete", help="delete the job (stop the local run)")
+    _add_target(p, need_config=False)
+    p.add_argument("--wait", action="store_true", help="return only when its pods are gone")
+    p.add_argument("--timeout", type=float, default=300.0)
+    p.set_defaults(func=_delete)
+
+
+def _render(args: argparse.Namespace) -> int:
+    from ..fsutil import atomic_write_text
+    from . import jobspec, render
+
+    spec = jobspec.load(args.config)
+    text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
+    if args.out:
+        atomic_write_text(args.out, text)
+        print(f"wrote {args.out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from ..cli import print_json
+    from . import check, jobspec
+
+    spec = jobspec.load(args.config)
+    findings = check.check_job(spec)
+    if args.json:
+        print_json({"findings": [f.to_dict() for f in findings]})
+    elif not findings:
+        print(f"{args.config}: no findings")
+    else:
+        for f in findings:
+            print(f"{f.severity}: [{f.rule}] {f.message}\n    fix: {f.fix}")
+    return 1 if any(f.severity == "error" for f in findings) else 0
+
+
+def _target(args: argparse.Namespace):
+    """(job or reference, backend) for the cluster commands."""
+    from ..errors import UsageError
+    from . import backends, jobspec
+
+    if args.config:
+        job = jobspec.load(args.config)
+        if args.namespace:
+            from dataclasses import replace
+
+            job = replace(job, namespace=args.namespace)
+    elif args.name:
+        job = backends.JobRef(args.name, args.namespace or "default", args.backend or "kubernetes")
+    else:
+        raise UsageError("pass --config JOB.yaml (or --name NAME) to say which job")
+    kind = args.backend or job.backend
+    return job, backends.get(
+        kind,
+        kubeconfig=args.kubeconfig,
+        context=args.context,
+        run_dir=args.run_dir,
+        train_iters=getattr(args, "train_iters", None),
+    )
+
+
+def _apply(args: argparse.Namespace) -> int:
+    from ..cli import print_json, progress
+    from ..errors import WorkshopError
+    from . import check
+
+    job, backend = _target(args)
+    errors = [f for f in check.check_job(job) if f.severity == "error"]
+    if errors and backend.name == "kubernetes" and not args.force:
+        for f in errors:
+            progress(f"error: [{f.rule}] {f.message} (fix: {f.fix})")
+        raise WorkshopError(
+            f"`workshop check` finds {len(errors)} error(s) in {job.source}; fix them or pass --force"
+        )
+    if backend.name == "kubernetes" and not args.skip_preflight:
+        backend.preflight(job)
+    result = backend.submit(job, replace=args.replace)
+    print_json(result) if args.json else print(result["message"])
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    from ..cli import print_json
+    from . import backends
+
+    job, backend = _target(args)
+    st = backend.status(job)
+    print_json(st) if args.json else print(backends.format_status(st))
+    return 0
+
+
+def _logs(args: argparse.Namespace) -> int:
+    from ..cli import print_json, progress
+
+    job, backend = _target(args)
+    sink = progress if args.json else (lambda line: print(line, flush=True))
+    result = backend.logs(
+        job, follow=args.follow, all_ranks=args.all, out=args.out, sink=sink, timeout=args.timeout
+    )
+    if args.json:
+        print_json(result)
+    else:
+        progress(f"wrote {result['lines']} line(s) to {result['out']}")
+    return 0
+
+
+def _delete(args: argparse.Namespace) -> int:
+    from ..cli import print_json
+
+    job, backend = _target(args)
+    result = backend.delete(job, wait=args.wait, timeout=args.timeout)
+    print_json(result) if args.json else print(result["message"])
+    return 0

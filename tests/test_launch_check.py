@@ -1,0 +1,131 @@
+"""`workshop check`: every rule of the table fires on the broken job and is silent once fixed."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workshop_lib.facts.nccl_rules import RULES
+from workshop_lib.launch import check, jobspec
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = yaml.safe_load((REPO / "manifests/jobs/techpulse-eks.yaml").read_text())
+
+
+def _findings(env=None, **fields):
+    data = {**BASE, **fields}
+    if env is not None:
+        data["env"] = env
+    spec = jobspec.from_dict(data)
+    return [f for f in check.check_job(spec) if not f.rule.startswith("plan")]
+
+
+def _rules(findings):
+    return {f.rule for f in findings}
+
+
+def test_every_shipped_job_passes_its_own_check():
+    for job in sorted((REPO / "manifests/jobs").glob("*.yaml")):
+        spec = jobspec.load(job)
+        assert [f for f in check.check_job(spec) if f.severity == "error"] == [], job.name
+
+
+# (rule, broken env entries, fixed env entries); `None` removes the renderer's default.
+ENV_CASES = [
+    ("fi-provider-efa", {"FI_PROVIDER": "tcp"}, {"FI_PROVIDER": "efa"}),
+    ("fi-provider-efa", {"FI_PROVIDER": None}, {}),
+    ("fi-efa-huge-page", {"FI_EFA_USE_HUGE_PAGE": "1"}, {"FI_EFA_USE_HUGE_PAGE": "0"}),
+    ("nccl-timeout", {"NCCL_TIMEOUT": None, "TORCH_DISTRIBUTED_TIMEOUT": None}, {}),
+    ("nccl-timeout", {"NCCL_TIMEOUT": "soon", "TORCH_DISTRIBUTED_TIMEOUT": "soon"}, {}),
+    ("torch-timeout-matches", {"TORCH_DISTRIBUTED_TIMEOUT": 600}, {"TORCH_DISTRIBUTED_TIMEOUT": 1800}),
+    (
+        "torch-timeout-matches",
+        {"NCCL_TIMEOUT": 3600},
+        {"NCCL_TIMEOUT": 3600, "TORCH_DISTRIBUTED_TIMEOUT": 3600},
+    ),
+    ("nccl-nvls-disable", {"NCCL_NVLS_ENABLE": "1"}, {"NCCL_NVLS_ENABLE": "0"}),
+    ("cuda-alloc-expandable", {"PYTORCH_CUDA_ALLOC_CONF": None}, {}),
+    ("triton-cache-local", {"TRITON_CACHE_DIR": "/shared/triton"}, {"TRITON_CACHE_DIR": "/tmp/triton"}),
+    ("triton-cache-local", {"TRITON_CACHE_DIR": None}, {}),
+    ("nccl-socket-ifname-eth0", {"NCCL_SOCKET_IFNAME": "eth0"}, {}),
+    ("nccl-proto", {"NCCL_PROTO": "Simple"}, {}),
+    ("nccl-algo", {"NCCL_ALGO": "Ring"}, {}),
+    ("nccl-p2p-disable", {"NCCL_P2P_DISABLE": 1}, {"NCCL_P2P_DISABLE": 0}),
+    ("cuda-launch-blocking", {"CUDA_LAUNCH_BLOCKING": "1"}, {}),
+    ("fi-efa-use-device-rdma", {"FI_EFA_USE_DEVICE_RDMA": "1"}, {}),
+    ("fi-efa-fork-safe", {"FI_EFA_FORK_SAFE": "1"}, {}),
+    ("nccl-net-socket", {"NCCL_NET": "Socket"}, {}),
+    ("nccl-debug-info", {"NCCL_DEBUG": "INFO"}, {"NCCL_DEBUG": "WARN"}),
+]
+
+
+@pytest.mark.parametrize("rule, broken, fixed", ENV_CASES, ids=[c[0] for c in ENV_CASES])
+def test_env_rule_fires_and_is_silent_when_fixed(rule, broken, fixed):
+    found = [f for f in _findings(env=broken) if f.rule == rule]
+    assert len(found) == 1, _rules(_findings(env=broken))
+    f = found[0]
+    table = {r.rule: r for r in RULES}[rule]
+    assert f.severity == table.severity and f.fix == table.fix and table.reason in f.message
+    assert rule not in _rules(_findings(env=fixed))
+
+
+def test_the_seed_bad_examples_read_well():
+    (f,) = [f for f in _findings(env={"NCCL_SOCKET_IFNAME": "eth0"}) if f.rule == "nccl-socket-ifname-eth0"]
+    assert "Bootstrap: no socket interface found" in f.message and f.severity == "error"
+    (f,) = [f for f in _findings(env={"NCCL_P2P_DISABLE": "1"}) if f.rule == "nccl-p2p-disable"]
+    assert "10-100x" in f.message
+    (f,) = [f for f in _findings(env={"NCCL_ALGO": "Tree"}) if f.rule == "nccl-algo"]
+    assert "tuner" in f.message
+
+
+def test_rules_are_platform_aware():
+    aks = yaml.safe_load((REPO / "manifests/jobs/techpulse-aks.yaml").read_text())
+    # eth0 is Azure's front-end NIC and the platform default there; EFA rules do not apply.
+    assert _rules(_findings(**aks)) == set()
+    broken = _findings(**{**aks, "env": {"NCCL_IB_DISABLE": 1}})
+    assert _rules(broken) == {"nccl-ib-disable"}
+    # ... while on EKS the same IB switch means nothing, and eth0 is an error.
+    assert "nccl-ib-disable" not in _rules(_findings(env={"NCCL_IB_DISABLE": 1}))
+    assert check.check_env({}, "any") and not [
+        f for f in check.check_env({}, "any") if f.rule.startswith("fi-")
+    ]
+
+
+def test_pod_rules_fire_on_overrides_and_are_silent_by_default():
+    assert _rules(_findings()) == set()
+    assert "gpu-count" in _rules(_findings(resources={"gpus_per_node": 4}))
+    assert "efa-count" in _rules(_findings(resources={"nics_per_node": 0}))
+    assert "efa-count" in _rules(_findings(resources={"nics_per_node": 2}))
+    assert "shm-size" in _rules(_findings(resources={"shm_size": "64Mi"}))
+    assert "host-network" in _rules(_findings(host_network=False))
+    assert "fabric-mismatch" in _rules(_findings(instance_type="Standard_ND96isr_H100_v5"))
+    aks = yaml.safe_load((REPO / "manifests/jobs/techpulse-aks.yaml").read_text())
+    assert "ib-count" in _rules(_findings(**{**aks, "resources": {"nics_per_node": 0}}))
+
+
+def test_pod_rules_read_the_manifest():
+    spec = jobspec.from_dict(BASE)
+    from workshop_lib.launch.render import pytorchjob
+
+    job = pytorchjob(spec)
+    pod = job["spec"]["pytorchReplicaSpecs"]["Worker"]["template"]["spec"]
+    pod["volumes"] = [v for v in pod["volumes"] if v["name"] != "dshm"]
+    del pod["hostNetwork"]
+    assert {f.rule for f in check.check_pod(spec, job)} == {"shm-size", "host-network"}
+
+
+def test_findings_have_the_contract_keys_and_errors_come_first():
+    found = check.check_job(jobspec.from_dict({**BASE, "env": {"NCCL_DEBUG": "INFO", "NCCL_PROTO": "LL"}}))
+    assert all(set(f.to_dict()) == {"severity", "rule", "message", "fix"} for f in found)
+    severities = [f.severity for f in found]
+    assert severities == sorted(severities, key=lambda s: s != "error")
+
+
+def test_every_rule_has_a_reason_and_a_fix():
+    ids = [r.rule for r in RULES]
+    assert len(ids) == len(set(ids))
+    for r in RULES:
+        assert r.severity in ("error", "warning") and len(r.reason) > 20 and r.fix
+    assert len(check.rules_table()) == len(RULES)

@@ -1,0 +1,99 @@
+"""The job YAML: every bad field is one UsageError line naming the file, the field and the fix."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from workshop_lib.errors import UsageError
+from workshop_lib.launch import jobspec
+
+REPO = Path(__file__).resolve().parents[1]
+BASE = yaml.safe_load((REPO / "manifests/jobs/techpulse-eks.yaml").read_text())
+
+
+def test_the_contract_example_loads():
+    spec = jobspec.load(REPO / "manifests/jobs/techpulse-eks.yaml")
+    assert (spec.name, spec.namespace, spec.platform, spec.nodes, spec.backend) == (
+        "megatron-cpt-techpulse",
+        "megatron-workshop",
+        "eks-efa",
+        2,
+        "kubernetes",
+    )
+    assert spec.gpus_per_node == 8 and spec.nics_per_node == 4 and spec.world_size == 16
+    assert spec.storage == jobspec.Storage("fsx-shared-pvc", "/shared")
+    assert spec.args["bf16"] is True and spec.env == {"NCCL_DEBUG": "WARN"}
+
+
+BAD = [
+    ({"name": "Bad_Name"}, "name"),
+    ({"name": "x" * 49}, "name"),
+    ({"namespace": "UPPER"}, "namespace"),
+    ({"image": "has space:tag"}, "image"),
+    ({"instance_type": "p9.huge"}, "instance_type"),
+    ({"nodes": 0}, "nodes"),
+    ({"nodes": "two"}, "nodes"),
+    ({"nodes": True}, "nodes"),
+    ({"platform": "gke"}, "platform"),
+    ({"backend": "slurm"}, "backend"),
+    ({"storage": {"pvc": "Bad PVC"}}, "storage.pvc"),
+    ({"storage": {"claim": "x"}}, "storage"),
+    ({"storage": {"pvc": "fsx", "mount_path": "relative"}}, "storage.mount_path"),
+    ({"storage": {"pvc": "fsx", "size": 1}}, "storage.size"),
+    ({"env": ["NCCL_DEBUG=WARN"]}, "env"),
+    ({"env": {"BAD-NAME": "1"}}, "env.BAD-NAME"),
+    ({"env": {"X": {"nested": 1}}}, "env.X"),
+    ({"args": ["--bf16"]}, "args"),
+    ({"args": {"--num-layers": 2}}, "args.--num-layers"),
+    ({"args": {"num_layers": 2}}, "args.num_layers"),
+    ({"args": {"lr": {"x": 1}}}, "args.lr"),
+    ({"sharp": True}, "sharp"),
+    ({"sharp": "yes"}, "sharp"),
+    ({"host_network": "no"}, "host_network"),
+    ({"resources": {"gpus_per_node": -1}}, "resources.gpus_per_node"),
+    ({"resources": {"shm_size": "lots"}}, "resources.shm_size"),
+    ({"resources": {"tpus": 1}}, "resources.tpus"),
+    ({"unknown_key": 1}, "unknown_key"),
+]
+
+
+@pytest.mark.parametrize("change, field", BAD, ids=[b[1] for b in BAD])
+def test_bad_field_is_one_line_naming_file_and_field(change, field):
+    with pytest.raises(UsageError) as exc:
+        jobspec.from_dict({**BASE, **change}, "job.yaml")
+    msg = str(exc.value)
+    assert msg.startswith("job.yaml: ") and field in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize("missing", jobspec.REQUIRED)
+def test_missing_required_field(missing):
+    data = {k: v for k, v in BASE.items() if k != missing}
+    with pytest.raises(UsageError, match=f"job.yaml: {missing}: missing"):
+        jobspec.from_dict(data, "job.yaml")
+
+
+def test_file_errors(tmp_path):
+    with pytest.raises(UsageError, match="no such job file"):
+        jobspec.load(tmp_path / "nope.yaml")
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nargs: {a: 1\n")
+    with pytest.raises(UsageError, match=r"bad.yaml:\d+: .*fix the YAML"):
+        jobspec.load(bad)
+    (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    with pytest.raises(UsageError, match="must be a YAML mapping"):
+        jobspec.load(tmp_path / "list.yaml")
+
+
+def test_defaults_and_hyperpod_prefix():
+    data = {k: v for k, v in BASE.items() if k not in ("namespace", "platform", "storage", "env")}
+    spec = jobspec.from_dict({**data, "instance_type": "ml.p5.48xlarge"})
+    assert (spec.namespace, spec.platform, spec.storage, spec.backend) == (
+        "default",
+        "eks-efa",
+        None,
+        "kubernetes",
+    )
+    assert spec.instance.name == "p5.48xlarge" and spec.nics_per_node == 32

@@ -1,0 +1,297 @@
+"""The NCCL / EFA / pod rules ``workshop check`` applies: one table, each rule with its reason and fix.
+
+Every reason comes from what breaks in practice (seed 001's "variables you must set / must NOT set"
+tables and its launch-issue table, seed 002 for InfiniBand). ``workshop_lib.launch.check`` evaluates
+the rows: environment rows generically by ``kind``, pod rows by their ``rule`` name. Notebook 03 shows
+this table as it is.
+
+Kinds of environment rows:
+
+* ``equal``      the variable must be set to ``value``
+* ``contains``   the variable must be set and contain ``value``
+* ``set``        the variable must be set (to a positive number of seconds)
+* ``same_as``    the variable must be set to the same value as the variable named in ``value``
+* ``local_path`` the variable must be set to a path outside the shared mount
+* ``unset``      the variable must not be set at all
+* ``not_equal``  the variable must not be set to ``value``
+
+``fabrics`` says where a row applies: ``efa``, ``infiniband``, or both (platform ``generic``,
+fabric ``any``, gets only rows that list ``any``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+ALL = ("efa", "infiniband", "any")
+FAST = ("efa", "infiniband")
+
+
+@dataclass(frozen=True)
+class Rule:
+    rule: str  # stable id, shown in findings
+    severity: str  # "error" | "warning"
+    kind: str  # an environment kind above, or "pod" (evaluated by name in launch.check)
+    var: str  # the environment variable ("" for pod rows)
+    value: str  # the value the kind compares against
+    fabrics: tuple[str, ...]
+    reason: str  # what breaks
+    fix: str
+
+
+RULES: tuple[Rule, ...] = (
+    # ---- must be set --------------------------------------------------------------------------
+    Rule(
+        "fi-provider-efa",
+        "error",
+        "equal",
+        "FI_PROVIDER",
+        "efa",
+        ("efa",),
+        "without FI_PROVIDER=efa libfabric may pick another provider and NCCL falls back to TCP "
+        "sockets ('NET/Socket' in the log): a silent multi-x slowdown",
+        "set FI_PROVIDER=efa",
+    ),
+    Rule(
+        "fi-efa-huge-page",
+        "error",
+        "equal",
+        "FI_EFA_USE_HUGE_PAGE",
+        "0",
+        ("efa",),
+        "EFA's huge-page buffers fail to allocate when the process forks (dataloader workers, "
+        "GC): 'Cannot allocate memory' crashes at random",
+        "set FI_EFA_USE_HUGE_PAGE=0",
+    ),
+    Rule(
+        "nccl-timeout",
+        "error",
+        "set",
+        "NCCL_TIMEOUT",
+        "",
+        ALL,
+        "the default 10-minute collective timeout is too short for large checkpoints and the "
+        "first iterations: jobs die with 'Watchdog caught collective operation timeout'",
+        "set NCCL_TIMEOUT=1800 (seconds)",
+    ),
+    Rule(
+        "torch-timeout-matches",
+        "error",
+        "same_as",
+        "TORCH_DISTRIBUTED_TIMEOUT",
+        "NCCL_TIMEOUT",
+        ALL,
+        "PyTorch's ProcessGroup watchdog uses its own timeout; when it differs from NCCL_TIMEOUT "
+        "the shorter one kills the job first and the longer one is never used",
+        "set TORCH_DISTRIBUTED_TIMEOUT to the same value as NCCL_TIMEOUT (1800)",
+    ),
+    Rule(
+        "nccl-nvls-disable",
+        "error",
+        "equal",
+        "NCCL_NVLS_ENABLE",
+        "0",
+        FAST,
+        "NVLink SHARP (NVLS) fails with peer access errors on some nodes "
+        "('peer access is not supported between these two devices')",
+        "set NCCL_NVLS_ENABLE=0",
+    ),
+    Rule(
+        "cuda-alloc-expandable",
+        "warning",
+        "contains",
+        "PYTORCH_CUDA_ALLOC_CONF",
+        "expandable_segments:True",
+        ALL,
+        "without expandable segments the CUDA caching allocator fragments memory and large models "
+        "hit 'CUDA out of memory' with GBs reserved but unallocated",
+        "set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    ),
+    Rule(
+        "triton-cache-local",
+        "error",
+        "local_path",
+        "TRITON_CACHE_DIR",
+        "",
+        ALL,
+        "Triton's JIT cache on the shared file system makes every rank contend for the same file "
+        "locks: training hangs at the first forward pass",
+        "set TRITON_CACHE_DIR=/tmp/triton_cache (local disk, not the shared mount)",
+    ),
+    # ---- must not be set ----------------------------------------------------------------------
+    Rule(
+        "nccl-socket-ifname-eth0",
+        "error",
+        "not_equal",
+        "NCCL_SOCKET_IFNAME",
+        "eth0",
+        ("efa",),
+        "p4d/p5 instances do not use eth0 for EFA: NCCL stops with 'Bootstrap: no socket interface found'",
+        "remove NCCL_SOCKET_IFNAME (NCCL picks the right interface)",
+    ),
+    Rule(
+        "nccl-proto",
+        "error",
+        "unset",
+        "NCCL_PROTO",
+        "",
+        FAST,
+        "forcing a protocol disables the aws-ofi-nccl / NCCL tuner's selection: suboptimal "
+        "protocol choices on every collective",
+        "remove NCCL_PROTO",
+    ),
+    Rule(
+        "nccl-algo",
+        "error",
+        "unset",
+        "NCCL_ALGO",
+        "",
+        FAST,
+        "forcing an algorithm disables the tuner, as NCCL_PROTO does",
+        "remove NCCL_ALGO",
+    ),
+    Rule(
+        "nccl-p2p-disable",
+        "error",
+        "not_equal",
+        "NCCL_P2P_DISABLE",
+        "1",
+        ALL,
+        "disables NVLink GPU-to-GPU transfers inside the node: 10-100x slower communication",
+        "remove NCCL_P2P_DISABLE",
+    ),
+    Rule(
+        "cuda-launch-blocking",
+        "error",
+        "not_equal",
+        "CUDA_LAUNCH_BLOCKING",
+        "1",
+        ALL,
+        "forces synchronous CUDA execution (a debugging switch): 10-100x slower training",
+        "remove CUDA_LAUNCH_BLOCKING",
+    ),
+    Rule(
+        "fi-efa-use-device-rdma",
+        "warning",
+        "unset",
+        "FI_EFA_USE_DEVICE_RDMA",
+        "",
+        ("efa",),
+        "auto-enabled by libfabric >= 1.18.0; setting it by hand can conflict with what the "
+        "instance supports (p4d vs p5)",
+        "remove FI_EFA_USE_DEVICE_RDMA",
+    ),
+    Rule(
+        "fi-efa-fork-safe",
+        "warning",
+        "unset",
+        "FI_EFA_FORK_SAFE",
+        "",
+        ("efa",),
+        "managed by aws-ofi-nccl >= 1.13.0; setting it by hand overrides the plugin's choice",
+        "remove FI_EFA_FORK_SAFE",
+    ),
+    Rule(
+        "nccl-net-socket",
+        "error",
+        "not_equal",
+        "NCCL_NET",
+        "Socket",
+        FAST,
+        "forces NCCL onto TCP sockets and bypasses EFA / InfiniBand entirely",
+        "remove NCCL_NET",
+    ),
+    Rule(
+        "nccl-ib-disable",
+        "error",
+        "not_equal",
+        "NCCL_IB_DISABLE",
+        "1",
+        ("infiniband",),
+        "turns InfiniBand off: NCCL falls back to TCP over the front-end NIC",
+        "set NCCL_IB_DISABLE=0 or remove it",
+    ),
+    Rule(
+        "nccl-debug-info",
+        "warning",
+        "not_equal",
+        "NCCL_DEBUG",
+        "INFO",
+        ALL,
+        "INFO logs every connection of every rank: enormous log volume in production",
+        "use NCCL_DEBUG=WARN; switch to INFO only while debugging the network",
+    ),
+    # ---- the pod ------------------------------------------------------------------------------
+    Rule(
+        "gpu-count",
+        "error",
+        "pod",
+        "",
+        "",
+        ALL,
+        "a pod that asks for fewer GPUs than the node has leaves GPUs idle (and nproc-per-node "
+        "must equal the GPUs requested); more than the node has never schedules",
+        "request nvidia.com/gpu equal to the instance's GPUs and set nprocPerNode to it",
+    ),
+    Rule(
+        "efa-count",
+        "error",
+        "pod",
+        "",
+        "",
+        ("efa",),
+        "without vpc.amazonaws.com/efa requests the pod gets no EFA device and NCCL falls back "
+        "to TCP sockets; fewer than the instance has leaves bandwidth unused",
+        "request vpc.amazonaws.com/efa equal to the instance's EFA interfaces (p4d: 4, p5: 32)",
+    ),
+    Rule(
+        "ib-count",
+        "error",
+        "pod",
+        "",
+        "",
+        ("infiniband",),
+        "without rdma/ib requests the pod cannot open the InfiniBand HCAs and NCCL uses TCP",
+        "request rdma/ib equal to the node's HCAs (8 on ND-series)",
+    ),
+    Rule(
+        "host-network",
+        "error",
+        "pod",
+        "",
+        "",
+        FAST,
+        "EFA/IB devices live in the host network namespace; without hostNetwork NCCL cannot "
+        "use them, and without dnsPolicy ClusterFirstWithHostNet the master's name does not resolve",
+        "set hostNetwork: true and dnsPolicy: ClusterFirstWithHostNet",
+    ),
+    Rule(
+        "shm-size",
+        "error",
+        "pod",
+        "",
+        "",
+        ALL,
+        "the container default /dev/shm is 64MB: dataloader workers and NCCL's shared-memory "
+        "transport die with 'Bus error' / 'No space left on device'",
+        "mount a memory-backed emptyDir (medium: Memory) of at least 16Gi (128Gi recommended) on /dev/shm",
+    ),
+    Rule(
+        "fabric-mismatch",
+        "error",
+        "pod",
+        "",
+        "",
+        ALL,
+        "the instance's network fabric does not match the platform (EFA rules on an InfiniBand "
+        "node or the reverse): the NICs are never used",
+        "pick the platform that matches instance_type (eks-efa/hyperpod-eks for EFA, aks-ib for InfiniBand)",
+    ),
+)
+
+RULES_BY_ID: dict[str, Rule] = {r.rule: r for r in RULES}
+
+
+def applies(rule: Rule, fabric: str) -> bool:
+    """Whether ``rule`` applies to a platform of ``fabric`` ("efa", "infiniband" or "any")."""
+    return fabric in rule.fabrics

@@ -1,0 +1,307 @@
+"""The job YAML (contract section "Launch"): load it, validate every field, and hold it as a JobSpec.
+
+Every problem is one :class:`~workshop_lib.errors.UsageError` line naming the file, the field and the
+fix (exit status 2 on the command line). Optional keys beyond the contract's:
+
+* ``backend: kubernetes | local`` (default kubernetes),
+* ``sharp: true`` (aks-ib only: SHARP in-network reductions),
+* ``host_network: false`` and ``resources: {gpus_per_node, nics_per_node, shm_size, memory, cpu}``
+  to override what the instance table gives (``workshop check`` then says what that breaks).
+
+An ``env`` value of ``null`` removes a platform default instead of setting it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from ..facts import hardware, platforms
+from ..fsutil import check_k8s_name
+
+BACKENDS = ("kubernetes", "local")
+REQUIRED = ("name", "image", "instance_type", "nodes", "args")
+OPTIONAL = ("namespace", "platform", "storage", "env", "backend", "sharp", "host_network", "resources")
+RESOURCE_KEYS = ("gpus_per_node", "nics_per_node", "shm_size", "memory", "cpu")
+_ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_FLAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti)?$")
+_UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+
+Scalar = str | int | float | bool
+
+
+@dataclass(frozen=True)
+class Storage:
+    pvc: str
+    mount_path: str = "/shared"
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A validated job. ``env`` is the job's own entries (``None`` = remove the platform default)."""
+
+    name: str
+    image: str
+    instance_type: str
+    nodes: int
+    args: dict[str, Any]
+    namespace: str = "default"
+    platform: str = "eks-efa"
+    storage: Storage | None = None
+    env: dict[str, str | None] = field(default_factory=dict)
+    backend: str = "kubernetes"
+    sharp: bool = False
+    host_network: bool | None = None  # None: the platform's choice
+    resources: dict[str, Any] = field(default_factory=dict)
+    source: str = "<job>"  # the file it came from, for messages
+
+    @property
+    def instance(self) -> hardware.Instance:
+        return hardware.instance(self.instance_type)
+
+    @property
+    def platform_info(self) -> platforms.Platform:
+        return platforms.platform(self.platform)
+
+    @property
+    def gpus_per_node(self) -> int:
+        return int(self.resources.get("gpus_per_node", self.instance.gpus_per_node))
+
+    @property
+    def nics_per_node(self) -> int:
+        return int(self.resources.get("nics_per_node", self.instance.nics_per_node))
+
+    @property
+    def world_size(self) -> int:
+        return self.nodes * self.gpus_per_node
+
+    def effective_env(self) -> dict[str, str]:
+        """What the container's environment will be: platform defaults, SHARP, then the job's own."""
+        plat = self.platform_info
+        env = dict(plat.env)
+        if self.sharp:
+            env.update(plat.sharp_env)
+        for key, value in self.env.items():
+            if value is None:
+                env.pop(key, None)
+            else:
+                env[key] = value
+        return env
+
+
+def quantity_bytes(value: str) -> int:
+    """Bytes in a Kubernetes binary quantity such as ``128Gi`` (UsageError-free: ValueError if bad)."""
+    m = _QUANTITY.match(str(value))
+    if not m:
+        raise ValueError(value)
+    return int(m.group(1)) * _UNITS[m.group(2)]
+
+
+def _fail(src: str, fld: str, msg: str) -> UsageError:
+    return UsageError(f"{src}: {fld}: {msg}")
+
+
+def _scalar(value: Any) -> bool:
+    return isinstance(value, str | int | float | bool)
+
+
+def _env_value(value: Any) -> str:
+    if isinstance(value, bool):
+        return "1" if value else "0"
+    return str(value)
+
+
+def from_dict(data: Any, source: str = "<job>") -> JobSpec:
+    """Validate a job mapping (as ``yaml.safe_load`` gives it) and return a JobSpec."""
+    src = source
+    if not isinstance(data, Mapping):
+        raise UsageError(
+            f"{src}: the job file must be a YAML mapping of fields (name, image, ...); see contract 'Launch'"
+        )
+    unknown = [k for k in data if k not in REQUIRED + OPTIONAL]
+    if unknown:
+        raise _fail(src, str(unknown[0]), f"unknown field; the fields are {', '.join(REQUIRED + OPTIONAL)}")
+    for key in REQUIRED:
+        if key not in data or data[key] is None:
+            raise _fail(src, key, "missing; add it (see the contract's job YAML example)")
+
+    def name_field(key: str, value: Any) -> str:
+        try:
+            return check_k8s_name(value, key)
+        except UsageError as exc:
+            raise UsageError(f"{src}: {exc}") from None
+
+    name = name_field("name", data["name"])
+    # PyTorchJob pods are named <name>-worker-<i>; keep room for the suffix within 63 characters.
+    if len(name) > 48:
+        raise _fail(src, "name", f"{name!r} is {len(name)} characters; use at most 48 so pod names fit")
+    namespace = name_field("namespace", data.get("namespace", "default"))
+    image = data["image"]
+    if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
+        raise _fail(src, "image", f"{image!r} is not an image reference; write e.g. registry/repo:tag")
+    try:
+        hardware.instance(str(data["instance_type"]))
+    except UsageError as exc:
+        raise UsageError(f"{src}: {exc}") from None
+    nodes = data["nodes"]
+    if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
+        raise _fail(src, "nodes", f"{nodes!r} is not a positive whole number of nodes; write e.g. nodes: 2")
+    plat_name = data.get("platform", "eks-efa")
+    try:
+        plat = platforms.platform(str(plat_name))
+    except UsageError as exc:
+        raise UsageError(f"{src}: {exc}") from None
+
+    storage = None
+    if data.get("storage") is not None:
+        st = data["storage"]
+        if not isinstance(st, Mapping) or "pvc" not in st:
+            raise _fail(src, "storage", "write storage: {pvc: NAME, mount_path: /shared}")
+        extra = [k for k in st if k not in ("pvc", "mount_path")]
+        if extra:
+            raise _fail(src, f"storage.{extra[0]}", "unknown field; use pvc and mount_path")
+        pvc = name_field("storage.pvc", st["pvc"])
+        mount = st.get("mount_path", "/shared")
+        if (
+            not isinstance(mount, str)
+            or not mount.startswith("/")
+            or mount.rstrip("/") in ("", "/dev", "/tmp")
+        ):
+            raise _fail(src, "storage.mount_path", f"{mount!r} must be an absolute path such as /shared")
+        storage = Storage(pvc, mount.rstrip("/") or "/")
+
+    env_in = data.get("env") or {}
+    if not isinstance(env_in, Mapping):
+        raise _fail(src, "env", "write env as a mapping, e.g. env: {NCCL_DEBUG: WARN}")
+    env: dict[str, str | None] = {}
+    for key, value in env_in.items():
+        if not isinstance(key, str) or not _ENV_NAME.match(key):
+            raise _fail(src, f"env.{key}", "not a valid environment variable name (letters, digits, _)")
+        if value is not None and not _scalar(value):
+            raise _fail(src, f"env.{key}", "the value must be a string or number (null removes a default)")
+        env[key] = None if value is None else _env_value(value)
+
+    args_in = data["args"]
+    if not isinstance(args_in, Mapping):
+        raise _fail(
+            src, "args", "write the Megatron flags as a mapping, e.g. args: {num-layers: 32, bf16: true}"
+        )
+    args: dict[str, Any] = {}
+    for key, value in args_in.items():
+        key_s = str(key)
+        if key_s.startswith("-"):
+            raise _fail(src, f"args.{key_s}", f"write the flag without leading dashes: {key_s.lstrip('-')}")
+        if "_" in key_s:
+            raise _fail(src, f"args.{key_s}", f"Megatron flags use dashes: {key_s.replace('_', '-')}")
+        if not _FLAG.match(key_s):
+            raise _fail(src, f"args.{key_s}", "not a Megatron flag name (lowercase letters, digits, '-')")
+        if isinstance(value, list):
+            if not value or not all(_scalar(v) and not isinstance(v, bool) for v in value):
+                raise _fail(src, f"args.{key_s}", "a list value must hold strings or numbers")
+        elif value is not None and not _scalar(value):
+            raise _fail(src, f"args.{key_s}", "the value must be a string, number, true/false or a list")
+        args[key_s] = value
+
+    backend = data.get("backend", "kubernetes")
+    if backend not in BACKENDS:
+        raise _fail(src, "backend", f"{backend!r} is not a backend; use one of {', '.join(BACKENDS)}")
+    sharp = data.get("sharp", False)
+    if not isinstance(sharp, bool):
+        raise _fail(src, "sharp", "write true or false")
+    if sharp and not plat.sharp_env:
+        raise _fail(
+            src,
+            "sharp",
+            f"SHARP needs InfiniBand; platform {plat.name} has none (use aks-ib or remove sharp)",
+        )
+    host_network = data.get("host_network")
+    if host_network is not None and not isinstance(host_network, bool):
+        raise _fail(src, "host_network", "write true or false")
+    res_in = data.get("resources") or {}
+    if not isinstance(res_in, Mapping):
+        raise _fail(src, "resources", f"write a mapping with any of {', '.join(RESOURCE_KEYS)}")
+    resources: dict[str, Any] = {}
+    for key, value in res_in.items():
+        if key not in RESOURCE_KEYS:
+            raise _fail(src, f"resources.{key}", f"unknown field; use {', '.join(RESOURCE_KEYS)}")
+        if key in ("gpus_per_node", "nics_per_node", "cpu"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _fail(src, f"resources.{key}", f"{value!r} must be a whole number >= 0")
+        else:
+            try:
+                quantity_bytes(value)
+            except ValueError:
+                raise _fail(src, f"resources.{key}", f"{value!r} is not a size; write e.g. 128Gi") from None
+            value = str(value)
+        resources[key] = value
+    if resources.get("gpus_per_node") == 0:
+        raise _fail(src, "resources.gpus_per_node", "a training pod needs at least one GPU")
+
+    return JobSpec(
+        name=name,
+        image=image,
+        instance_type=str(data["instance_type"]),
+        nodes=nodes,
+        args=args,
+        namespace=namespace,
+        platform=plat.name,
+        storage=storage,
+        env=env,
+        backend=backend,
+        sharp=sharp,
+        host_network=host_network,
+        resources=resources,
+        source=src,
+    )
+
+
+def load(path: str | os.PathLike[str]) -> JobSpec:
+    """Read and validate a job YAML file."""
+    import yaml
+
+    p = Path(path)
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise UsageError(
+            f"{p}: no such job file; write one (see the contract) or run notebook 02 first"
+        ) from None
+    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
+        raise UsageError(
+            f"{p}: cannot read the job file ({exc.__class__.__name__}); pass a YAML file"
+        ) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or "invalid YAML"
+        raise UsageError(f"{p}{line}: {problem}; fix the YAML syntax there") from None
+    return from_dict(data, str(p))
+
+
+def flag_tokens(args: Mapping[str, Any]) -> list[str]:
+    """Megatron command-line tokens for job-YAML args (``True`` = bare flag, ``False``/``None`` omitted).
+
+    Scalars become ``--flag=value``; lists and strings with spaces (a blend's ``data-path``) become
+    ``--flag`` followed by one token per value, as Megatron's ``nargs='*'`` flags expect.
+    """
+    out: list[str] = []
+    for key, value in args.items():
+        if value is True:
+            out.append(f"--{key}")
+        elif value is False or value is None:
+            continue
+        elif isinstance(value, list):
+            out += [f"--{key}", *map(str, value)]
+        elif isinstance(value, str) and len(value.split()) > 1:
+            out += [f"--{key}", *value.split()]
+        else:
+            out.append(f"--{key}={value}")
+    return out
