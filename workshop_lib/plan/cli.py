@@ -1,9 +1,193 @@
-"""Subcommands of the ``plan`` room (registered by ``workshop_lib.cli``)."""
+"""Subcommands of the ``plan`` room (registered by ``workshop_lib.cli``).
+
+``workshop plan [model flags | --model PRESET] [parallel flags] [--gpu G --gpus-per-node N --nodes N]
+[--search] [--json]`` — see the contract's ``workshop plan`` section. Flag names are Megatron-LM's.
+Nothing heavy is imported: the planner is pure Python.
+"""
 
 from __future__ import annotations
 
 import argparse
+from typing import Any
+
+_MODEL_INT = (
+    "num-layers",
+    "hidden-size",
+    "num-attention-heads",
+    "num-query-groups",
+    "kv-channels",
+    "ffn-hidden-size",
+    "seq-length",
+    "max-position-embeddings",
+    "vocab-size",
+    "make-vocab-size-divisible-by",
+    "num-experts",
+    "moe-router-topk",
+    "moe-ffn-hidden-size",
+    "moe-shared-expert-intermediate-size",
+    "moe-layer-freq",
+)
+_MODEL_BOOL = (
+    "group-query-attention",
+    "swiglu",
+    "disable-bias-linear",
+    "untie-embeddings-and-output-weights",
+    "qk-layernorm",
+)
+_PAR_INT = (
+    "tensor-model-parallel-size",
+    "pipeline-model-parallel-size",
+    "context-parallel-size",
+    "expert-model-parallel-size",
+    "expert-tensor-parallel-size",
+    "num-layers-per-virtual-pipeline-stage",
+    "recompute-num-layers",
+    "micro-batch-size",
+    "global-batch-size",
+)
+_PAR_BOOL = ("sequence-parallel", "use-distributed-optimizer", "bf16", "fp16")
+
+# For --search: flags (attribute names) pinned by the user are not searched.
+_SEARCHABLE = {
+    "tensor-model-parallel-size": "tensor_model_parallel_size",
+    "pipeline-model-parallel-size": "pipeline_model_parallel_size",
+    "context-parallel-size": "context_parallel_size",
+    "expert-model-parallel-size": "expert_model_parallel_size",
+    "num-layers-per-virtual-pipeline-stage": "num_layers_per_virtual_pipeline_stage",
+    "micro-batch-size": "micro_batch_size",
+    "recompute-granularity": "recompute_granularity",
+    "use-distributed-optimizer": "use_distributed_optimizer",
+    "sequence-parallel": "sequence_parallel",
+}
+
+
+def _dest(flag: str) -> str:
+    return flag.replace("-", "_")
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
+    p = sub.add_parser(
+        "plan",
+        help="parallelism calculator: parameters, memory per GPU, FLOPs, time; --search for the best layouts",
+        description="Plan a Megatron-LM run: parameters, memory on the busiest GPU, batch math, validity "
+        "with fixes, FLOPs and a time estimate. Flags are Megatron-LM's; absent ones take Megatron's defaults.",
+    )
+    g = p.add_argument_group("model (or --model PRESET)")
+    g.add_argument(
+        "--model", metavar="PRESET", help="a preset from workshop_lib/facts/models.py, e.g. techpulse-7b"
+    )
+    for f in _MODEL_INT:
+        g.add_argument(f"--{f}", type=int, default=None, metavar="N")
+    for f in _MODEL_BOOL:
+        g.add_argument(f"--{f}", action="store_true", default=None)
+    g.add_argument("--position-embedding-type", choices=("learned_absolute", "rope", "none"))
+    g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"))
+    g.add_argument("--attention-backend", choices=("auto", "flash", "fused", "unfused", "local"))
+    g.add_argument("--tokenizer-model", metavar="PATH", help="read the vocabulary size from a tokenizer.json")
+    q = p.add_argument_group("parallelism, batch and precision")
+    for f in _PAR_INT:
+        q.add_argument(f"--{f}", type=int, default=None, metavar="N")
+    for f in _PAR_BOOL:
+        q.add_argument(f"--{f}", action="store_true", default=None)
+    q.add_argument("--recompute-granularity", choices=("full", "selective"))
+    q.add_argument("--recompute-method", choices=("uniform", "block"))
+    q.add_argument("--fp8-format", choices=("hybrid", "e4m3"))
+    c = p.add_argument_group("cluster")
+    c.add_argument(
+        "--gpu", default=None, help="a10g|a100-40gb|a100-80gb|h100-80gb|h200|b200 (default h100-80gb)"
+    )
+    c.add_argument("--gpus-per-node", type=int, default=None, metavar="N")
+    c.add_argument("--nodes", type=int, default=1, metavar="N")
+    c.add_argument(
+        "--instance-type",
+        default=None,
+        help="an instance type (e.g. p4d.24xlarge): sets --gpu, --gpus-per-node and the network",
+    )
+    o = p.add_argument_group("output")
+    o.add_argument("--search", action="store_true", help="search the parallel layouts left open")
+    o.add_argument("--top", type=int, default=None, metavar="N", help="with --search: keep the best N")
+    o.add_argument(
+        "--train-tokens",
+        type=float,
+        default=None,
+        metavar="N",
+        help="tokens to train, for days and cost (default 1e12)",
+    )
+    o.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=_run)
+
+
+def _collect(ns: argparse.Namespace) -> dict[str, Any]:
+    args: dict[str, Any] = {}
+    for f in (*_MODEL_INT, *_PAR_INT):
+        v = getattr(ns, _dest(f))
+        if v is not None:
+            args[f] = v
+    for f in (*_MODEL_BOOL, *_PAR_BOOL):
+        if getattr(ns, _dest(f)):
+            args[f] = True
+    for f in (
+        "position-embedding-type",
+        "normalization",
+        "attention-backend",
+        "recompute-granularity",
+        "recompute-method",
+        "fp8-format",
+        "tokenizer-model",
+    ):
+        v = getattr(ns, _dest(f))
+        if v is not None:
+            args[f] = v
+    return args
+
+
+def _run(ns: argparse.Namespace) -> int:
+    from ..cli import print_json, progress
+    from ..errors import UsageError
+    from ..facts import hardware
+    from . import api, report
+    from .config import ClusterConfig
+
+    args = _collect(ns)
+    gpu, gpn, inst = ns.gpu, ns.gpus_per_node, ns.instance_type
+    if inst:
+        i = hardware.instance(inst)
+        inst = i.name
+        if gpu and gpu != i.gpu:
+            raise UsageError(
+                f"--gpu {gpu} contradicts --instance-type {i.name} (which has {i.gpu}); give one"
+            )
+        gpu, gpn = i.gpu, gpn or i.gpus_per_node
+    gpu = gpu or "h100-80gb"
+    gpn = gpn or 8
+    hardware.gpu(gpu)
+    if ns.nodes < 1 or gpn < 1:
+        raise UsageError("--nodes and --gpus-per-node must be at least 1")
+    m, par, missing = api.resolve_args(args, model=ns.model)
+    if missing:
+        raise UsageError(
+            f"missing model flags {', '.join('--' + f for f in missing)}; give them or --model PRESET "
+            f"(e.g. --model techpulse-7b)"
+        )
+    cl = ClusterConfig(gpu=gpu, gpus_per_node=gpn, nodes=ns.nodes, instance_type=inst)
+    tokens = ns.train_tokens or api.DEFAULT_TRAIN_TOKENS
+    if ns.search:
+        from .search import search
+
+        if par.global_batch_size is None:
+            par = par.with_(global_batch_size=512)
+            progress("workshop plan --search: no --global-batch-size given; searching with 512")
+        fixed = [attr for flag, attr in _SEARCHABLE.items() if flag in args]
+        configs = search(m, cl, par, fixed=fixed, limit=ns.top)
+        if ns.json:
+            print_json({"configs": configs})
+        else:
+            print(report.search_table(configs, m, cl))
+        return 0
+    result = api.plan(m, par, cl, train_tokens=tokens)
+    if ns.json:
+        print_json(result)
+    else:
+        print(report.plan_text(result))
+    return 0

@@ -1,0 +1,374 @@
+"""The planner's inputs: a model, a parallel layout and a cluster, read from Megatron flags.
+
+Everything the planner computes starts from three frozen dataclasses. They are filled from the
+job-YAML form of Megatron-LM's flags (``{"num-layers": 32, "bf16": True, ...}``) by
+:func:`from_megatron_args`, with Megatron-LM's own defaults where a flag is absent
+(``megatron/training/arguments.py``):
+
+* ``--ffn-hidden-size``: ``4 * hidden``; with ``--swiglu`` ``int(4 * hidden * 2 / 3 / 64) * 64``;
+* ``--kv-channels``: ``hidden // heads``; ``--num-query-groups``: the number of heads unless
+  ``--group-query-attention`` is given (then Megatron's default is 1);
+* ``--max-position-embeddings``: required by Megatron; the planner uses ``--seq-length``;
+* ``--make-vocab-size-divisible-by 128``: the vocabulary is padded to a multiple of ``128 * TP``;
+* LayerNorm, learned absolute positions, GELU, biases on, tied embeddings, fp32 (no ``--bf16``);
+* MoE: ``--moe-router-topk 2``, ``--moe-ffn-hidden-size`` = ``--ffn-hidden-size``, every layer MoE;
+* ``--micro-batch-size 1``, ``--global-batch-size`` = micro batch x data-parallel size;
+* ``--expert-tensor-parallel-size`` = ``--tensor-model-parallel-size``.
+
+Nothing here imports anything heavier than the standard library.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+
+# When neither --vocab-size nor a readable tokenizer is given: the GPT-2 BPE vocabulary, which is
+# what Megatron-LM's GPT examples (GPT2BPETokenizer) use.
+DEFAULT_VOCAB_SIZE = 50257
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """A GPT model as megatron-core builds it (``GPTModel`` + transformer layer spec)."""
+
+    num_layers: int
+    hidden_size: int
+    num_attention_heads: int
+    seq_length: int
+    vocab_size: int = DEFAULT_VOCAB_SIZE
+    num_query_groups: int | None = None  # None: = heads (multi-head attention)
+    kv_channels: int | None = None  # None: hidden // heads
+    ffn_hidden_size: int | None = None  # None: Megatron's default (4h, or the SwiGLU rule)
+    max_position_embeddings: int | None = None  # None: seq_length
+    make_vocab_size_divisible_by: int = 128
+    position_embedding_type: str = "learned_absolute"  # learned_absolute | rope | none
+    normalization: str = "LayerNorm"  # LayerNorm | RMSNorm
+    swiglu: bool = False
+    add_bias_linear: bool = True
+    untie_embeddings_and_output_weights: bool = False
+    attention_backend: str = "auto"  # auto | flash | fused | unfused | local
+    num_experts: int | None = None
+    moe_router_topk: int = 2
+    moe_ffn_hidden_size: int | None = None
+    moe_shared_expert_intermediate_size: int | None = None
+    moe_layer_freq: int = 1
+    qk_layernorm: bool = False
+    name: str = "custom"
+
+    # Derived values, resolved as Megatron resolves them.
+    @property
+    def heads(self) -> int:
+        return self.num_attention_heads
+
+    @property
+    def groups(self) -> int:
+        return self.num_query_groups or self.num_attention_heads
+
+    @property
+    def head_dim(self) -> int:
+        return self.kv_channels or self.hidden_size // self.num_attention_heads
+
+    @property
+    def ffn(self) -> int:
+        if self.ffn_hidden_size:
+            return self.ffn_hidden_size
+        if self.swiglu:
+            return int((4 * self.hidden_size * 2 / 3) / 64) * 64
+        return 4 * self.hidden_size
+
+    @property
+    def moe_ffn(self) -> int:
+        return self.moe_ffn_hidden_size or self.ffn
+
+    @property
+    def max_positions(self) -> int:
+        return self.max_position_embeddings or self.seq_length
+
+    @property
+    def is_moe(self) -> bool:
+        return bool(self.num_experts)
+
+    @property
+    def num_moe_layers(self) -> int:
+        if not self.is_moe:
+            return 0
+        return sum(1 for i in range(self.num_layers) if i % self.moe_layer_freq == 0)
+
+    def moe_layer_pattern(self) -> list[bool]:
+        return [self.is_moe and i % self.moe_layer_freq == 0 for i in range(self.num_layers)]
+
+    def padded_vocab(self, tp: int = 1) -> int:
+        """Megatron's ``_vocab_size_with_padding``: round up to ``divisible_by * TP``."""
+        multiple = self.make_vocab_size_divisible_by * tp
+        return int(math.ceil(self.vocab_size / multiple) * multiple)
+
+    # The TP size the vocabulary was padded for (set by the planner); FLOPs use this padding.
+    @property
+    def padded_vocab_for_flops(self) -> int:
+        return self.padded_vocab(self.vocab_pad_tp)
+
+    vocab_pad_tp: int = 1
+
+    def with_(self, **kw: Any) -> ModelConfig:
+        return replace(self, **kw)
+
+
+@dataclass(frozen=True)
+class ParallelConfig:
+    """Parallel layout, batch and precision flags (Megatron's names, underscores)."""
+
+    tensor_model_parallel_size: int = 1
+    pipeline_model_parallel_size: int = 1
+    context_parallel_size: int = 1
+    expert_model_parallel_size: int = 1
+    expert_tensor_parallel_size: int | None = None  # None: = TP
+    num_layers_per_virtual_pipeline_stage: int | None = None
+    sequence_parallel: bool = False
+    use_distributed_optimizer: bool = False
+    recompute_granularity: str | None = None  # None | full | selective
+    recompute_method: str | None = None  # None | uniform | block
+    recompute_num_layers: int | None = None
+    micro_batch_size: int = 1
+    global_batch_size: int | None = None  # None: micro x DP (Megatron's default)
+    bf16: bool = False
+    fp16: bool = False
+    fp8_format: str | None = None  # None | hybrid | e4m3
+
+    @property
+    def tp(self) -> int:
+        return self.tensor_model_parallel_size
+
+    @property
+    def pp(self) -> int:
+        return self.pipeline_model_parallel_size
+
+    @property
+    def cp(self) -> int:
+        return self.context_parallel_size
+
+    @property
+    def ep(self) -> int:
+        return self.expert_model_parallel_size
+
+    @property
+    def etp(self) -> int:
+        return self.expert_tensor_parallel_size or self.tensor_model_parallel_size
+
+    def vpp(self, num_layers: int) -> int:
+        """Virtual stages per pipeline rank (1 without interleaving)."""
+        n = self.num_layers_per_virtual_pipeline_stage
+        if not n or self.pp <= 1:
+            return 1
+        per_stage = num_layers // self.pp
+        return max(1, per_stage // n) if per_stage % n == 0 else max(1, per_stage // n)
+
+    def with_(self, **kw: Any) -> ParallelConfig:
+        return replace(self, **kw)
+
+
+@dataclass(frozen=True)
+class ClusterConfig:
+    """GPUs: which kind, how many per node, how many nodes, and the node type for its network."""
+
+    gpu: str = "h100-80gb"
+    gpus_per_node: int = 8
+    nodes: int = 1
+    instance_type: str | None = None  # None: the first instance in the table with this GPU
+
+    @property
+    def world_size(self) -> int:
+        return self.gpus_per_node * self.nodes
+
+
+@dataclass(frozen=True)
+class PlanInput:
+    model: ModelConfig
+    parallel: ParallelConfig
+    cluster: ClusterConfig
+    notes: tuple[str, ...] = field(default=())
+
+
+# ---------------------------------------------------------------------------------------------
+# Reading Megatron flags in job-YAML form.
+
+MODEL_INT_FLAGS = {
+    "num-layers": "num_layers",
+    "hidden-size": "hidden_size",
+    "num-attention-heads": "num_attention_heads",
+    "num-query-groups": "num_query_groups",
+    "kv-channels": "kv_channels",
+    "ffn-hidden-size": "ffn_hidden_size",
+    "seq-length": "seq_length",
+    "max-position-embeddings": "max_position_embeddings",
+    "vocab-size": "vocab_size",
+    "make-vocab-size-divisible-by": "make_vocab_size_divisible_by",
+    "num-experts": "num_experts",
+    "moe-router-topk": "moe_router_topk",
+    "moe-ffn-hidden-size": "moe_ffn_hidden_size",
+    "moe-shared-expert-intermediate-size": "moe_shared_expert_intermediate_size",
+    "moe-layer-freq": "moe_layer_freq",
+}
+MODEL_STR_FLAGS = {
+    "position-embedding-type": ("position_embedding_type", ("learned_absolute", "rope", "none")),
+    "normalization": ("normalization", ("LayerNorm", "RMSNorm")),
+    "attention-backend": ("attention_backend", ("auto", "flash", "fused", "unfused", "local")),
+}
+MODEL_BOOL_FLAGS = {
+    "swiglu": ("swiglu", True),
+    "disable-bias-linear": ("add_bias_linear", False),
+    "untie-embeddings-and-output-weights": ("untie_embeddings_and_output_weights", True),
+    "qk-layernorm": ("qk_layernorm", True),
+}
+PARALLEL_INT_FLAGS = {
+    "tensor-model-parallel-size": "tensor_model_parallel_size",
+    "pipeline-model-parallel-size": "pipeline_model_parallel_size",
+    "context-parallel-size": "context_parallel_size",
+    "expert-model-parallel-size": "expert_model_parallel_size",
+    "expert-tensor-parallel-size": "expert_tensor_parallel_size",
+    "num-layers-per-virtual-pipeline-stage": "num_layers_per_virtual_pipeline_stage",
+    "recompute-num-layers": "recompute_num_layers",
+    "micro-batch-size": "micro_batch_size",
+    "global-batch-size": "global_batch_size",
+}
+PARALLEL_STR_FLAGS = {
+    "recompute-granularity": ("recompute_granularity", ("full", "selective")),
+    "recompute-method": ("recompute_method", ("uniform", "block")),
+    "fp8-format": ("fp8_format", ("hybrid", "e4m3")),
+}
+PARALLEL_BOOL_FLAGS = {
+    "sequence-parallel": "sequence_parallel",
+    "use-distributed-optimizer": "use_distributed_optimizer",
+    "bf16": "bf16",
+    "fp16": "fp16",
+}
+# Aliases Megatron accepts.
+ALIASES = {
+    "tensor-parallel-size": "tensor-model-parallel-size",
+    "tp": "tensor-model-parallel-size",
+    "pipeline-parallel-size": "pipeline-model-parallel-size",
+    "num-layers-per-virtual-stage": "num-layers-per-virtual-pipeline-stage",
+}
+
+REQUIRED_MODEL_FLAGS = ("num-layers", "hidden-size", "num-attention-heads", "seq-length")
+
+
+def normalize_args(args: Mapping[str, Any]) -> dict[str, Any]:
+    """Flag names without dashes in front, ``_`` spelled ``-``; ``False``/``None`` flags dropped."""
+    out: dict[str, Any] = {}
+    for key, value in (args or {}).items():
+        k = str(key).lstrip("-").replace("_", "-")
+        k = ALIASES.get(k, k)
+        if value is None or value is False:
+            continue
+        out[k] = value
+    return out
+
+
+def _int(flag: str, value: Any) -> int:
+    if isinstance(value, bool):
+        raise UsageError(f"args.{flag}: expected an integer, got {value!r}; give a number, e.g. {flag}: 2")
+    try:
+        f = float(value)
+    except (TypeError, ValueError):
+        raise UsageError(f"args.{flag}: expected an integer, got {value!r}; give a number") from None
+    if not f.is_integer():
+        raise UsageError(f"args.{flag}: expected an integer, got {value!r}; give a whole number")
+    return int(f)
+
+
+def _bool(flag: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.lower() in ("true", "1", "yes", ""):
+        return True
+    if isinstance(value, str) and value.lower() in ("false", "0", "no"):
+        return False
+    if isinstance(value, int):
+        return bool(value)
+    raise UsageError(f"args.{flag}: expected true/false for a bare flag, got {value!r}")
+
+
+def _choice(flag: str, value: Any, choices: tuple[str, ...]) -> str:
+    v = str(value)
+    for c in choices:
+        if v.lower() == c.lower():
+            return c
+    raise UsageError(f"args.{flag}: {v!r} is not one of {', '.join(choices)}")
+
+
+def tokenizer_vocab_size(path: str | Path) -> int | None:
+    """Vocabulary size of a Hugging Face ``tokenizer.json`` (or a directory holding one), cheaply.
+
+    Megatron's HuggingFaceTokenizer uses ``len(tokenizer)``: the model vocabulary plus added
+    tokens that are not already in it. Returns None when the file cannot be read.
+    """
+    p = Path(path)
+    if p.is_dir():
+        p = p / "tokenizer.json"
+    try:
+        data = json.loads(p.read_text(encoding="utf-8"))
+        vocab = data["model"]["vocab"]
+        ids = set(vocab.values()) if isinstance(vocab, dict) else set(range(len(vocab)))
+        for tok in data.get("added_tokens", []):
+            ids.add(tok["id"])
+        return len(ids)
+    except Exception:  # noqa: BLE001 - any unreadable tokenizer means "unknown"
+        return None
+
+
+def model_from_args(
+    args: Mapping[str, Any], base: ModelConfig | None = None
+) -> tuple[ModelConfig, list[str]]:
+    """A :class:`ModelConfig` from normalized flags (a preset ``base`` fills what is absent).
+
+    Returns the config and the names of required flags that are missing.
+    """
+    kw: dict[str, Any] = {}
+    for flag, attr in MODEL_INT_FLAGS.items():
+        if flag in args:
+            kw[attr] = _int(flag, args[flag])
+    for flag, (attr, choices) in MODEL_STR_FLAGS.items():
+        if flag in args:
+            kw[attr] = _choice(flag, args[flag], choices)
+    for flag, (attr, val) in MODEL_BOOL_FLAGS.items():
+        if flag in args and _bool(flag, args[flag]):
+            kw[attr] = val
+    if "group-query-attention" in args and _bool("group-query-attention", args["group-query-attention"]):
+        kw.setdefault("num_query_groups", kw.get("num_query_groups") or 1)
+    if "vocab_size" not in kw and "tokenizer-model" in args and (base is None):
+        size = tokenizer_vocab_size(str(args["tokenizer-model"]))
+        if size:
+            kw["vocab_size"] = size
+    missing: list[str] = []
+    if base is not None:
+        return replace(base, **kw), missing
+    for flag in REQUIRED_MODEL_FLAGS:
+        if MODEL_INT_FLAGS[flag] not in kw:
+            missing.append(flag)
+    if missing:
+        kw.setdefault("num_layers", 1)
+        kw.setdefault("hidden_size", 64)
+        kw.setdefault("num_attention_heads", 1)
+        kw.setdefault("seq_length", 1)
+    return ModelConfig(**kw), missing
+
+
+def parallel_from_args(args: Mapping[str, Any]) -> ParallelConfig:
+    kw: dict[str, Any] = {}
+    for flag, attr in PARALLEL_INT_FLAGS.items():
+        if flag in args:
+            kw[attr] = _int(flag, args[flag])
+    for flag, (attr, choices) in PARALLEL_STR_FLAGS.items():
+        if flag in args:
+            kw[attr] = _choice(flag, args[flag], choices)
+    for flag, attr in PARALLEL_BOOL_FLAGS.items():
+        if flag in args:
+            kw[attr] = _bool(flag, args[flag])
+    return ParallelConfig(**kw)

@@ -1,0 +1,370 @@
+"""Every rule a Megatron-LM launch checks about sizes, with the fix to suggest.
+
+Each rule returns :class:`PlanIssue`s (``severity`` "error" or "warning", a stable ``rule`` id, a
+``message`` saying what is wrong, and a ``fix`` saying what to change, with the nearest valid
+values where there are some). The rules mirror the assertions of Megatron-LM's
+``validate_args``, megatron-core's ``TransformerConfig`` and ``parallel_state``; an invalid
+combination would stop Megatron at start-up (or, for the warnings, run slowly).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import ClusterConfig, ModelConfig, ParallelConfig
+
+
+@dataclass(frozen=True)
+class PlanIssue:
+    severity: str  # "error" | "warning"
+    rule: str
+    message: str
+    fix: str
+
+    def render(self) -> str:
+        return f"{self.message} Fix: {self.fix}"
+
+
+def divisors(n: int) -> list[int]:
+    n = int(n)
+    if n <= 0:
+        return []
+    small = [d for d in range(1, int(n**0.5) + 1) if n % d == 0]
+    return sorted(set(small + [n // d for d in small]))
+
+
+def nearest_multiples(value: int, step: int) -> list[int]:
+    """The multiples of ``step`` just below and just above ``value`` (positive only)."""
+    if step <= 0:
+        return []
+    lo = (value // step) * step
+    hi = lo + step
+    return [v for v in (lo, hi) if v > 0 and v != value] or [step]
+
+
+def nearest_divisors(n: int, value: int, limit: int = 2) -> list[int]:
+    ds = divisors(n)
+    return sorted(sorted(ds, key=lambda d: (abs(d - value), d))[:limit])
+
+
+def _fmt(values: list[int]) -> str:
+    return " or ".join(str(v) for v in values)
+
+
+def derived_sizes(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> tuple[int, int | None]:
+    """(data-parallel size, number of micro-batches or None where the batch does not divide)."""
+    world = cl.world_size
+    mp = par.tp * par.pp * par.cp
+    dp = world // mp if mp and world % mp == 0 else max(1, world // max(mp, 1))
+    gbs = par.global_batch_size or par.micro_batch_size * dp
+    denom = par.micro_batch_size * dp
+    m_ = gbs // denom if denom and gbs % denom == 0 else None
+    return dp, m_
+
+
+def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIssue]:
+    """All issues of this combination, errors first."""
+    out: list[PlanIssue] = []
+
+    def err(rule: str, msg: str, fix: str) -> None:
+        out.append(PlanIssue("error", rule, msg, fix))
+
+    def warn(rule: str, msg: str, fix: str) -> None:
+        out.append(PlanIssue("warning", rule, msg, fix))
+
+    tp, pp, cp, ep = par.tp, par.pp, par.cp, par.ep
+    world = cl.world_size
+    L, a, g, h = m.num_layers, m.heads, m.groups, m.hidden_size
+
+    for name, value in (
+        ("tensor-model-parallel-size", tp),
+        ("pipeline-model-parallel-size", pp),
+        ("context-parallel-size", cp),
+        ("expert-model-parallel-size", ep),
+        ("micro-batch-size", par.micro_batch_size),
+        ("num-layers", L),
+        ("hidden-size", h),
+        ("num-attention-heads", a),
+        ("seq-length", m.seq_length),
+        ("gpus-per-node", cl.gpus_per_node),
+        ("nodes", cl.nodes),
+    ):
+        if value < 1:
+            err("positive-sizes", f"{name} is {value}; it must be at least 1.", f"set {name} to 1 or more.")
+    if out:
+        return out
+
+    # Model shape.
+    if m.kv_channels is None and h % a:
+        err(
+            "hidden-divisible-by-heads",
+            f"hidden-size {h} is not divisible by num-attention-heads {a}.",
+            f"use num-attention-heads {_fmt(nearest_divisors(h, a))} (divisors of {h}), or give --kv-channels.",
+        )
+    if a % g:
+        err(
+            "heads-divisible-by-groups",
+            f"num-attention-heads {a} is not divisible by num-query-groups {g}.",
+            f"use num-query-groups {_fmt(nearest_divisors(a, g))}.",
+        )
+    if m.position_embedding_type == "learned_absolute" and m.max_positions < m.seq_length:
+        err(
+            "max-position-embeddings",
+            f"max-position-embeddings {m.max_positions} is smaller than seq-length {m.seq_length}.",
+            f"set max-position-embeddings to at least {m.seq_length}.",
+        )
+
+    # World size.
+    mp = tp * pp * cp
+    if world % mp:
+        options = [
+            (t, p, c)
+            for t in divisors(world)
+            for p in divisors(world)
+            for c in (cp,)
+            if world % (t * p * c) == 0 and (t, p) != (tp, pp)
+        ]
+        options.sort(key=lambda x: (abs(x[0] - tp) + abs(x[1] - pp), x))
+        sugg = "; ".join(f"TP={t} PP={p}" for t, p, _ in options[:2]) or "use fewer parallel ranks"
+        near_world = nearest_multiples(world, mp)
+        err(
+            "world-divisible",
+            f"world size {world} ({cl.nodes} nodes x {cl.gpus_per_node} GPUs) is not "
+            f"divisible by TP x PP x CP = {tp} x {pp} x {cp} = {mp}.",
+            f"{sugg}; or run on {_fmt(near_world)} GPUs.",
+        )
+    dp = max(1, world // mp) if world >= mp else 1
+    if world < mp:
+        dp = 1
+
+    # Tensor parallel.
+    if a % tp:
+        err(
+            "heads-divisible-by-tp",
+            f"num-attention-heads {a} is not divisible by TP={tp}.",
+            f"use TP {_fmt([d for d in nearest_divisors(a, tp) if d <= cl.gpus_per_node] or [1])}.",
+        )
+    if g % tp and g != a:
+        err(
+            "query-groups-divisible-by-tp",
+            f"num-query-groups {g} is not divisible by TP={tp}.",
+            f"use TP {_fmt(nearest_divisors(g, tp))} (a divisor of the {g} query groups).",
+        )
+    if m.ffn % tp:
+        err(
+            "ffn-divisible-by-tp",
+            f"ffn-hidden-size {m.ffn} is not divisible by TP={tp}.",
+            f"use TP {_fmt(nearest_divisors(m.ffn, tp))}.",
+        )
+    if tp > cl.gpus_per_node:
+        warn(
+            "tp-crosses-nodes",
+            f"TP={tp} is larger than the {cl.gpus_per_node} GPUs of a node, so "
+            "every layer's all-gather/reduce-scatter crosses the inter-node network (EFA/InfiniBand, "
+            "~10x slower than NVLink) several times per micro-batch.",
+            f"keep TP <= {cl.gpus_per_node} and add pipeline parallelism (PP) across nodes instead.",
+        )
+    elif cl.gpus_per_node % tp:
+        warn(
+            "tp-straddles-nodes",
+            f"TP={tp} does not divide the {cl.gpus_per_node} GPUs of a node, so "
+            "some tensor-parallel groups straddle two nodes.",
+            "use a TP that divides the GPUs per node.",
+        )
+    if par.sequence_parallel and tp == 1:
+        err(
+            "sequence-parallel-needs-tp",
+            "--sequence-parallel needs tensor parallelism (TP > 1); with TP=1 Megatron switches it off.",
+            "remove --sequence-parallel, or set TP to 2 or more.",
+        )
+    if m.is_moe and tp > 1 and not par.sequence_parallel:
+        err(
+            "moe-tp-needs-sp",
+            f"an MoE model with TP={tp} needs --sequence-parallel (megatron-core asserts it).",
+            "add --sequence-parallel.",
+        )
+    if tp > 1 and not par.sequence_parallel and not m.is_moe:
+        warn(
+            "tp-without-sp",
+            f"TP={tp} without --sequence-parallel keeps norm and dropout activations "
+            "whole on every tensor-parallel rank.",
+            "add --sequence-parallel (same communication volume, less activation memory).",
+        )
+
+    # Pipeline parallel.
+    v = 1
+    if L % pp:
+        err(
+            "layers-divisible-by-pp",
+            f"num-layers {L} is not divisible by PP={pp}.",
+            f"use PP {_fmt(nearest_divisors(L, pp))}, or num-layers {_fmt(nearest_multiples(L, pp))}.",
+        )
+    else:
+        per_stage = L // pp
+        nv = par.num_layers_per_virtual_pipeline_stage
+        if nv:
+            if pp == 1:
+                err(
+                    "virtual-stages-need-pp",
+                    "--num-layers-per-virtual-pipeline-stage needs PP > 1.",
+                    "remove it, or set pipeline-model-parallel-size to 2 or more.",
+                )
+            elif per_stage % nv:
+                err(
+                    "layers-divisible-by-virtual-stages",
+                    f"the {per_stage} layers of each pipeline stage "
+                    f"are not divisible by num-layers-per-virtual-pipeline-stage {nv}.",
+                    f"use {_fmt([d for d in nearest_divisors(per_stage, nv) if d < per_stage] or [1])}.",
+                )
+            elif nv == per_stage:
+                warn(
+                    "virtual-stages-trivial",
+                    f"num-layers-per-virtual-pipeline-stage {nv} equals the "
+                    "layers per stage: no interleaving.",
+                    f"use a divisor of {per_stage} smaller than it.",
+                )
+            else:
+                v = per_stage // nv
+
+    # Context parallel.
+    if cp > 1 and m.seq_length % (2 * cp):
+        err(
+            "seq-divisible-by-2cp",
+            f"seq-length {m.seq_length} is not divisible by 2 x CP = {2 * cp}.",
+            f"use seq-length {_fmt(nearest_multiples(m.seq_length, 2 * cp))}, or CP "
+            f"{_fmt([c for c in nearest_divisors(m.seq_length // 2, cp)])}.",
+        )
+
+    # Expert parallel.
+    if ep > 1 and not m.is_moe:
+        err(
+            "ep-needs-experts",
+            f"EP={ep} but the model has no experts (--num-experts).",
+            "set expert-model-parallel-size 1, or give --num-experts.",
+        )
+    if m.is_moe:
+        e = int(m.num_experts or 0)
+        if e % ep:
+            err(
+                "experts-divisible-by-ep",
+                f"num-experts {e} is not divisible by EP={ep}.",
+                f"use EP {_fmt(nearest_divisors(e, ep))}.",
+            )
+        etp = par.etp
+        if world % mp == 0 and (world // pp) % (ep * etp):
+            err(
+                "ep-divides-world",
+                f"EP x expert-TP = {ep} x {etp} does not divide the {world // pp} GPUs of a pipeline stage.",
+                f"use EP {_fmt([d for d in nearest_divisors(world // pp // etp, ep)])}.",
+            )
+        if m.moe_router_topk > e:
+            err(
+                "topk-at-most-experts",
+                f"moe-router-topk {m.moe_router_topk} exceeds num-experts {e}.",
+                f"use moe-router-topk <= {e}.",
+            )
+
+    # Batch.
+    mbs = par.micro_batch_size
+    gbs = par.global_batch_size or mbs * dp
+    if world % mp == 0:
+        if gbs % (mbs * dp):
+            good_gbs = nearest_multiples(gbs, mbs * dp)
+            good_mbs = [d for d in divisors(gbs // dp) if gbs % dp == 0] if gbs % dp == 0 else []
+            mbs_hint = f", or micro-batch-size {_fmt(nearest_divisors(gbs // dp, mbs))}" if good_mbs else ""
+            err(
+                "batch-divisible",
+                f"global-batch-size {gbs} is not divisible by micro-batch-size x DP = "
+                f"{mbs} x {dp} = {mbs * dp}.",
+                f"use global-batch-size {_fmt(good_gbs)}{mbs_hint}.",
+            )
+        else:
+            n_mb = gbs // (mbs * dp)
+            if v > 1 and n_mb < pp:
+                err(
+                    "interleaved-microbatches",
+                    f"the interleaved schedule needs at least PP={pp} "
+                    f"micro-batches per iteration; this config has {n_mb}.",
+                    f"use global-batch-size {mbs * dp * pp} or more.",
+                )
+            elif pp > 1 and n_mb < pp:
+                warn(
+                    "few-microbatches",
+                    f"{n_mb} micro-batches for PP={pp}: the pipeline bubble dominates.",
+                    f"use global-batch-size {mbs * dp * pp * 4} or more (>= 4 x PP micro-batches).",
+                )
+            elif pp > 1 and n_mb < 4 * pp:
+                warn(
+                    "pipeline-bubble",
+                    f"{n_mb} micro-batches for PP={pp}: the bubble (p-1)/(m v) is "
+                    f"{(pp - 1) / (n_mb * v):.0%} of the ideal time.",
+                    f"raise global-batch-size towards {mbs * dp * pp * 4}, or interleave with virtual stages.",
+                )
+
+    # Recompute flags.
+    gran = par.recompute_granularity
+    if gran == "full" and not par.recompute_method:
+        err(
+            "recompute-method-needed",
+            "--recompute-granularity full needs --recompute-method uniform|block.",
+            "add --recompute-method uniform --recompute-num-layers 1.",
+        )
+    if gran == "full" and par.recompute_method and not par.recompute_num_layers:
+        err(
+            "recompute-num-layers-needed",
+            "--recompute-method needs --recompute-num-layers.",
+            "add --recompute-num-layers 1.",
+        )
+    if gran != "full" and par.recompute_method:
+        err(
+            "recompute-method-needs-full",
+            f"--recompute-method {par.recompute_method} only applies to --recompute-granularity full.",
+            "remove --recompute-method, or use --recompute-granularity full.",
+        )
+    if gran == "full" and par.recompute_method == "block" and par.recompute_num_layers and L % pp == 0:
+        per_chunk = (L // pp) // v
+        if par.recompute_num_layers > per_chunk:
+            err(
+                "recompute-num-layers-too-large",
+                f"--recompute-num-layers {par.recompute_num_layers} exceeds "
+                f"the {per_chunk} layers of a pipeline chunk.",
+                f"use at most {per_chunk}.",
+            )
+
+    # Precision.
+    if par.bf16 and par.fp16:
+        err("one-half-precision", "--bf16 and --fp16 are both given.", "keep one (bf16 on A100 and newer).")
+    if par.fp8_format and not (par.bf16 or par.fp16):
+        err("fp8-needs-bf16", "--fp8-format needs --bf16 (FP8 GEMMs inside a bf16 model).", "add --bf16.")
+    if par.fp8_format:
+        from ..facts.hardware import GPUS
+
+        gpu = GPUS.get(cl.gpu)
+        if gpu is not None and not gpu.fp8_tflops:
+            err(
+                "fp8-needs-hopper",
+                f"--fp8-format needs FP8 tensor cores; {gpu.name} has none.",
+                "remove --fp8-format, or use H100/H200/B200.",
+            )
+    if not (par.bf16 or par.fp16):
+        warn(
+            "fp32-training",
+            "no --bf16: Megatron trains in fp32 (16 bytes/param of model state, no tensor-core speed-up).",
+            "add --bf16.",
+        )
+    if par.fp16 and cl.gpu != "a10g":
+        warn(
+            "fp16-loss-scaling",
+            "--fp16 needs loss scaling and can skip iterations; bf16 does not.",
+            "use --bf16.",
+        )
+
+    if dp == 1 and par.use_distributed_optimizer:
+        warn(
+            "distopt-no-dp",
+            "--use-distributed-optimizer with a single data-parallel rank shards nothing.",
+            "drop it, or add data parallelism.",
+        )
+
+    out.sort(key=lambda i: 0 if i.severity == "error" else 1)
+    return out
