@@ -59,6 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="also write dataset.json (a run directory or a .json path) for the first key",
     )
+    p.add_argument("--num-shards", type=int, default=1, help="split the input files into this many groups")
+    p.add_argument(
+        "--shard-index",
+        type=int,
+        default=None,
+        help="the group this run tokenizes (default: $JOB_COMPLETION_INDEX, else 0)",
+    )
     p.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.set_defaults(func=_prep_data)
@@ -171,6 +178,12 @@ def _prep_data(args: argparse.Namespace) -> int:
     from .dataset_info import dataset_info_from_summary, write_dataset_info
     from .prep import prep_data
 
+    shard_index = args.shard_index
+    if shard_index is None:
+        env = os.environ.get("JOB_COMPLETION_INDEX", "0")
+        if not env.isdigit():
+            raise UsageError(f"JOB_COMPLETION_INDEX={env!r}: not a shard index; pass --shard-index")
+        shard_index = int(env)
     tok = _load_tok(args, args.engine)
     result = prep_data(
         args.input,

@@ -154,6 +154,8 @@ def prep_data(
     on_bad_line: str = "skip",
     progress: bool = True,
     note: Callable[[str], None] | None = None,
+    num_shards: int = 1,
+    shard_index: int = 0,
 ) -> PrepResult:
     """Tokenize ``inputs`` into ``{output_prefix}_{key}_document.bin/.idx``; returns the summary.
 
@@ -166,6 +168,10 @@ def prep_data(
         raise UsageError(f"--on-bad-line {on_bad_line!r}: use skip or fail")
     note = note or (lambda msg: print(msg, file=sys.stderr, flush=True))
     files = expand_inputs(inputs)
+    if num_shards != 1 or shard_index != 0:
+        from .shard import shard_files
+
+        files = shard_files(files, num_shards, shard_index)
     out_dir = Path(f"{output_prefix}").parent
     out_dir.mkdir(parents=True, exist_ok=True)
     dtype = optimal_dtype(tokenizer.vocab_size)

@@ -1,0 +1,172 @@
+"""Beyond one machine: prep-data sharded across Kubernetes pods, then merged into one dataset.
+
+A real continued-pre-training corpus (SlimPajama: 627B tokens) takes one machine days to tokenize.
+The input files are cut into ``shards`` contiguous groups (:func:`shard_files`), a Kubernetes
+*Indexed Job* runs one pod per group (``JOB_COMPLETION_INDEX`` picks it) and each pod writes
+``{PREFIX}_shard{i}_{key}_document``; ``workshop merge-data`` then concatenates the shards in order
+into one dataset, byte-identical to a single run over all the files.
+
+:func:`render_prep_job` is a pure function (arguments in, a plain dict out); nothing here talks to a
+cluster. Apply the YAML with ``kubectl apply -f`` (or ``workshop``'s launch commands).
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ..errors import UsageError
+from ..fsutil import check_k8s_name
+from .indexed import IndexedDatasetWriter, strip_suffix
+
+T = TypeVar("T")
+
+
+def shard_files(files: Sequence[T], shards: int, index: int) -> list[T]:
+    """The contiguous group of ``files`` that shard ``index`` of ``shards`` handles (order kept)."""
+    if shards < 1 or not 0 <= index < shards:
+        raise UsageError(f"--shard-index {index} / --num-shards {shards}: need 0 <= index < shards")
+    n = len(files)
+    return list(files[index * n // shards : (index + 1) * n // shards])
+
+
+def shard_prefix(output_prefix: str, index: int) -> str:
+    return f"{output_prefix}_shard{index}"
+
+
+def merge_datasets(shards: Sequence[str], output_prefix: str) -> dict:
+    """Concatenate shard datasets (in the given order) into ``output_prefix``.bin/.idx, atomically."""
+    if not shards:
+        raise UsageError("merge-data: name at least one shard prefix")
+    from .indexed import IndexedDatasetReader
+
+    first = IndexedDatasetReader(shards[0])
+    writer = IndexedDatasetWriter(strip_suffix(output_prefix), first.header.dtype.type)
+    del first
+    try:
+        for s in shards:
+            writer.add_index(s)
+        b, i = writer.finalize()
+    except BaseException:
+        writer.abort()
+        raise
+    return {
+        "documents": writer.documents,
+        "sequences": writer.sequences,
+        "tokens": writer.tokens,
+        "shards": [strip_suffix(s) for s in shards],
+        "outputs": [str(b), str(i)],
+    }
+
+
+def render_prep_job(
+    inputs: Sequence[str],
+    output_prefix: str,
+    *,
+    shards: int,
+    name: str = "prep-data",
+    namespace: str = "megatron-workshop",
+    image: str = "123456789012.dkr.ecr.us-east-2.amazonaws.com/megatron-training:latest",
+    pvc: str = "fsx-shared-pvc",
+    mount_path: str = "/shared",
+    cpus: int = 8,
+    memory: str = "16Gi",
+    parallelism: int | None = None,
+    json_keys: Sequence[str] = ("text",),
+    prep_args: Sequence[str] = (),
+    backoff_limit_per_index: int = 2,
+) -> dict[str, Any]:
+    """A batch/v1 Indexed Job: pod ``i`` runs prep-data on shard ``i`` of the inputs (paths in the pod)."""
+    check_k8s_name(name, "--name")
+    check_k8s_name(namespace, "--namespace")
+    if shards < 1:
+        raise UsageError(f"--shards {shards}: must be 1 or more")
+    if cpus < 1:
+        raise UsageError(f"--cpus {cpus}: must be 1 or more")
+    for p in (*inputs, output_prefix):
+        if not str(p).startswith(mount_path.rstrip("/") + "/"):
+            raise UsageError(
+                f"{p}: pods see only the shared volume; give paths under --mount-path {mount_path}"
+            )
+    command = [
+        "workshop",
+        "prep-data",
+        "--input",
+        *inputs,
+        "--output-prefix",
+        f"{output_prefix}_shard$(JOB_COMPLETION_INDEX)",
+        "--num-shards",
+        str(shards),
+        "--shard-index",
+        "$(JOB_COMPLETION_INDEX)",
+        "--json-keys",
+        *json_keys,
+        "--workers",
+        str(cpus),
+        "--no-progress",
+        *prep_args,
+    ]
+    merge = [
+        "workshop",
+        "merge-data",
+        "--output-prefix",
+        f"{output_prefix}_{json_keys[0]}_document",
+        *[f"{shard_prefix(output_prefix, i)}_{json_keys[0]}_document" for i in range(shards)],
+    ]
+    labels = {"app.kubernetes.io/name": "workshop-prep-data", "app.kubernetes.io/instance": name}
+    return {
+        "apiVersion": "batch/v1",
+        "kind": "Job",
+        "metadata": {
+            "name": name,
+            "namespace": namespace,
+            "labels": labels,
+            "annotations": {"workshop/merge-command": shlex.join(merge)},
+        },
+        "spec": {
+            "completionMode": "Indexed",
+            "completions": shards,
+            "parallelism": min(shards, parallelism or shards),
+            "backoffLimitPerIndex": backoff_limit_per_index,
+            "maxFailedIndexes": 0,
+            "template": {
+                "metadata": {"labels": labels},
+                "spec": {
+                    "restartPolicy": "Never",
+                    "containers": [
+                        {
+                            "name": "prep-data",
+                            "image": image,
+                            "command": command,
+                            "env": [{"name": "RAYON_NUM_THREADS", "value": str(cpus)}],
+                            "resources": {
+                                "requests": {"cpu": str(cpus), "memory": memory},
+                                "limits": {"cpu": str(cpus), "memory": memory},
+                            },
+                            "volumeMounts": [{"name": "shared", "mountPath": mount_path}],
+                        }
+                    ],
+                    "volumes": [{"name": "shared", "persistentVolumeClaim": {"claimName": pvc}}],
+                },
+            },
+        },
+    }
+
+
+def to_yaml(job: dict[str, Any]) -> str:
+    import yaml
+
+    merge = job["metadata"]["annotations"]["workshop/merge-command"]
+    header = (
+        f"# Indexed Job: pod i tokenizes shard i of the inputs. When all pods succeed, merge:\n#   {merge}\n"
+    )
+    return header + yaml.safe_dump(job, sort_keys=False, width=1000)
+
+
+def local_shard_inputs(inputs: Sequence[str], shards: int, index: int) -> list[Path]:
+    """The files shard ``index`` reads, as prep-data expands ``inputs`` (for tests and dry runs)."""
+    from .reader import expand_inputs
+
+    return shard_files(expand_inputs(list(inputs)), shards, index)
