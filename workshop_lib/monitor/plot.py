@@ -1,0 +1,158 @@
+"""Training curves (matplotlib, imported lazily) and TensorBoard event files as a second source.
+
+:func:`plot_training` draws, from a :class:`~workshop_lib.monitor.parse.ParsedLog`: the loss with
+its smoothed curve and validation points, the learning rate, the grad norm, the loss scale and the
+throughput (TFLOP/s per GPU, or ms per iteration when throughput is not logged).
+:func:`read_tensorboard` turns Megatron's TensorBoard scalars (``lm loss``, ``learning-rate``,
+``grad-norm``, ``loss-scale``, ``iteration-time``, ``lm loss validation``...) into the same
+``ParsedLog``, so summaries and plots work on either source.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+from ..errors import UsageError
+from .parse import CONTRACT_KEYS, ParsedLog, smooth
+
+# Megatron's TensorBoard tags -> our columns (seconds are converted to ms where needed).
+TB_TAGS: dict[str, str] = {
+    "lm loss": "lm_loss",
+    "learning-rate": "learning_rate",
+    "grad-norm": "grad_norm",
+    "loss-scale": "loss_scale",
+    "batch-size": "global_batch_size",
+    "iteration-time": "elapsed_ms",  # Megatron logs seconds
+    "throughput": "tflops_per_gpu",
+    "num-zeros": "num_zeros",
+    "params-norm": "params_norm",
+    "load_balancing_loss": "load_balancing_loss",
+}
+TB_VALIDATION_TAG = "lm loss validation"
+TB_VALIDATION_PPL_TAG = "lm loss validation ppl"
+TB_TEST_TAG = "lm loss test"
+
+
+def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
+    """Scalars from TensorBoard event files under ``directory`` as a ParsedLog."""
+    d = Path(directory)
+    if not d.exists():
+        raise UsageError(f"{d}: no such TensorBoard directory; pass Megatron's --tensorboard-dir (e.g. runs/workshop/train/tensorboard)")
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    runs = sorted({p.parent for p in d.rglob("events.out.tfevents.*")})
+    if not runs:
+        raise UsageError(f"{d}: no events.out.tfevents.* files; is this the --tensorboard-dir of a run?")
+    by_step: dict[int, dict[str, Any]] = {}
+    val: dict[int, dict[str, Any]] = {}
+    test: dict[int, dict[str, Any]] = {}
+    for run in runs:
+        acc = EventAccumulator(str(run), size_guidance={"scalars": 0})
+        acc.Reload()
+        for tag in acc.Tags().get("scalars", []):
+            base = tag.split(" vs ")[0]  # Megatron also logs "X vs samples"; keep the per-iteration one
+            if tag != base:
+                continue
+            events = acc.Scalars(tag)
+            if tag in (TB_VALIDATION_TAG, TB_VALIDATION_PPL_TAG, TB_TEST_TAG):
+                target = test if tag == TB_TEST_TAG else val
+                key = "lm_loss_ppl" if tag == TB_VALIDATION_PPL_TAG else "lm_loss"
+                for e in events:
+                    target.setdefault(e.step, {"iteration": e.step, "lm_loss": None, "lm_loss_ppl": None})[key] = e.value
+                continue
+            col = TB_TAGS.get(tag)
+            if col is None:
+                col = tag.replace(" ", "_").replace("-", "_").lower()
+            for e in events:
+                rec = by_step.setdefault(e.step, {**dict.fromkeys(CONTRACT_KEYS), "iteration": e.step})
+                v = e.value
+                if col == "elapsed_ms":
+                    v = v * 1000.0
+                if col == "global_batch_size" and math.isfinite(v):
+                    v = int(v)
+                rec[col] = v
+    records = [by_step[s] for s in sorted(by_step)]
+    return ParsedLog(records=records, validation=[val[s] for s in sorted(val)], test=[test[s] for s in sorted(test)],
+                     source=str(d))  # fmt: skip
+
+
+def plot_training(log: ParsedLog, out: str | os.PathLike[str] | None = None, *, title: str | None = None, fig=None):
+    """Draw the curves; save to ``out`` (PNG) when given. Returns the matplotlib Figure."""
+    import matplotlib
+
+    if out is not None and fig is None:
+        matplotlib.use("Agg", force=False)
+    import matplotlib.pyplot as plt
+
+    recs = log.records
+    if not recs:
+        raise UsageError(f"{log.source or 'log'}: no iteration lines to plot; has training started (look for 'iteration N/ M |')?")
+    if fig is None:
+        fig = plt.figure(figsize=(13, 7))
+    fig.clf()
+    axes = fig.subplots(2, 3).ravel()
+    it = [r["iteration"] for r in recs]
+
+    def col(name: str) -> list[float]:
+        return [r.get(name) if isinstance(r.get(name), int | float) else math.nan for r in recs]
+
+    ax = axes[0]
+    loss = col("lm_loss")
+    ax.plot(it, loss, color="tab:blue", alpha=0.35, linewidth=1, label="lm loss")
+    ax.plot(it, smooth(loss), color="tab:blue", linewidth=2, label="smoothed")
+    bad = [i for i, r in zip(it, recs, strict=True)
+           if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])]  # fmt: skip
+    for i in bad:
+        ax.axvline(i, color="tab:red", alpha=0.3, linewidth=1)
+    if log.validation:
+        ax.plot([v["iteration"] for v in log.validation], [v["lm_loss"] for v in log.validation], "o",
+                color="tab:orange", label="validation")  # fmt: skip
+    if log.test:
+        ax.plot([v["iteration"] for v in log.test], [v["lm_loss"] for v in log.test], "s", color="tab:green", label="test")
+    ax.set_title("loss" + (f" ({len(bad)} NaN/Inf)" if bad else ""))
+    ax.legend(fontsize=8)
+    extra_losses = [c for c in log.extra_columns if c.endswith("loss") and c != "lm_loss"]
+    panels = [
+        (axes[1], "learning_rate", "learning rate", False),
+        (axes[2], "grad_norm", "grad norm", False),
+        (axes[3], "loss_scale", "loss scale", True),
+    ]
+    for a, name, label, logy in panels:
+        ys = col(name)
+        if any(math.isfinite(y) for y in ys):
+            a.plot(it, ys, color="tab:purple")
+            if logy and all(y > 0 for y in ys if math.isfinite(y)):
+                a.set_yscale("log")
+        else:
+            a.text(0.5, 0.5, "not logged", ha="center", va="center", transform=a.transAxes, color="grey")
+        a.set_title(label)
+    a = axes[4]
+    tf = col("tflops_per_gpu")
+    if any(math.isfinite(y) for y in tf):
+        a.plot(it, tf, color="tab:green")
+        a.set_title("throughput (TFLOP/s/GPU)")
+    else:
+        a.plot(it, col("elapsed_ms"), color="tab:green")
+        a.set_title("time per iteration (ms)")
+    a = axes[5]
+    if extra_losses:
+        for c in extra_losses:
+            a.plot(it, col(c), label=c)
+        a.legend(fontsize=8)
+        a.set_title("other losses")
+    else:
+        a.plot(it, col("consumed_samples"), color="tab:grey")
+        a.set_title("consumed samples")
+    for a in axes:
+        a.set_xlabel("iteration")
+        a.grid(alpha=0.3)
+    fig.suptitle(title or f"Training curves: {Path(log.source).name if log.source else ''}")
+    fig.tight_layout()
+    if out is not None:
+        Path(out).parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out, dpi=90)
+        plt.close(fig)
+    return fig
