@@ -82,9 +82,8 @@ def nccl_health_lines(lines) -> NcclHealth:
             networks.append(m.group(1))
         if m := _VIA.search(line):
             networks.append(m.group(1).strip())
-        if m := _SOCKET.search(line):
-            if m.group(1) not in h.socket_interfaces:
-                h.socket_interfaces.append(m.group(1))
+        if (m := _SOCKET.search(line)) and m.group(1) not in h.socket_interfaces:
+            h.socket_interfaces.append(m.group(1))
         if _GDR.search(line):
             h.gpudirect_rdma = True
         if _PLUGIN_MISSING.search(line):
