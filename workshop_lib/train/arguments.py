@@ -1,0 +1,525 @@
+"""The trainer's command line: Megatron-LM's flag names and meanings, as one explicit table.
+
+Every flag the trainer accepts is declared here with Megatron-LM's spelling, type and default
+(``megatron/training/arguments.py``). Anything else is an error with one clear line and exit
+status 2, never silently ignored: a flag that Megatron-LM does not have (or that belongs to
+another framework) is named with what to use instead.
+
+``parse_args(argv)`` parses and validates what can be checked without the process group;
+``finalize_parallel(args, world_size)`` derives the data-parallel size and checks the batch and
+parallel arithmetic once the world size is known. Both raise :class:`UsageError`.
+
+This module imports only the standard library, so ``--help`` and flag errors are instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import math
+from collections.abc import Sequence
+from typing import NoReturn
+
+from ..errors import UsageError
+
+PROG = "python -m workshop_lib.train"
+
+# Flags that are not Megatron-LM training flags (other frameworks, tool scripts or invented),
+# with what to use instead. They appear in tutorials, so they get a specific answer.
+NOT_MEGATRON_FLAGS: dict[str, str] = {
+    "--zero-stage": "is a DeepSpeed flag; Megatron shards optimizer state with --use-distributed-optimizer",
+    "--cpu-offload": "is a DeepSpeed flag; Megatron-LM has no CPU offload of this kind (use "
+    "--recompute-granularity or a larger --tensor-model-parallel-size to save memory)",
+    "--datacenter-id": "is not a Megatron-LM flag; multi-site jobs use the same flags as one site",
+    "--new-lr": "is a custom script's flag, not Megatron-LM's; to change the learning rate on resume "
+    "pass --lr with --override-opt_param-scheduler",
+    "--rope-scaling-type": "is not a Megatron-LM flag; use --use-rope-scaling --rope-scaling-factor F",
+    "--yarn-alpha": "is not a Megatron-LM flag (YaRN is not supported by this trainer)",
+    "--pipeline-model-parallel-split-rank": "applies to encoder-decoder models only; a GPT model "
+    "splits its layers evenly over --pipeline-model-parallel-size",
+    "--model-type": "belongs to tools/checkpoint, not to training",
+    "--checkpoint-dir": "belongs to a checkpoint inspection script; the trainer uses --save/--load",
+}
+
+TOKENIZERS = ("HuggingFaceTokenizer", "GPT2BPETokenizer", "NullTokenizer")
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors raise UsageError (one line, exit 2) instead of exiting."""
+
+    def error(self, message: str) -> NoReturn:
+        raise UsageError(message + f" (see '{PROG} --help')")
+
+
+def _bool_flag(group, name: str, help: str) -> None:
+    group.add_argument(name, action="store_true", help=help)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The table of supported flags, grouped as Megatron-LM groups them."""
+    p = _Parser(
+        prog=PROG,
+        description="Megatron-Core GPT pre-training with Megatron-LM's flags (run it under torchrun).",
+        allow_abbrev=False,
+    )
+
+    g = p.add_argument_group("network size")
+    g.add_argument("--num-layers", type=int, default=None)
+    g.add_argument("--hidden-size", type=int, default=None)
+    g.add_argument("--ffn-hidden-size", type=int, default=None, help="default 4*hidden (SwiGLU: 8/3*hidden)")
+    g.add_argument("--num-attention-heads", type=int, default=None)
+    g.add_argument("--kv-channels", type=int, default=None, help="default hidden/heads")
+    _bool_flag(g, "--group-query-attention", "use grouped-query attention (with --num-query-groups)")
+    g.add_argument("--num-query-groups", type=int, default=1)
+    g.add_argument("--max-position-embeddings", type=int, default=None, help="default --seq-length")
+    g.add_argument(
+        "--position-embedding-type", choices=("learned_absolute", "rope", "none"), default="learned_absolute"
+    )
+    _bool_flag(g, "--use-rotary-position-embeddings", "legacy spelling of --position-embedding-type rope")
+    g.add_argument("--rotary-base", type=int, default=10000)
+    g.add_argument("--rotary-percent", type=float, default=1.0)
+    _bool_flag(g, "--use-rope-scaling", "apply Llama 3.x RoPE frequency scaling")
+    g.add_argument("--rope-scaling-factor", type=float, default=8.0)
+    g.add_argument("--make-vocab-size-divisible-by", type=int, default=128)
+    g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"), default="LayerNorm")
+    g.add_argument("--norm-epsilon", type=float, default=1e-5)
+    _bool_flag(g, "--swiglu", "SwiGLU MLP")
+    _bool_flag(g, "--disable-bias-linear", "no bias in linear layers")
+    _bool_flag(g, "--untie-embeddings-and-output-weights", "separate input embedding and output layer")
+    _bool_flag(g, "--qk-layernorm", "normalise queries and keys")
+    g.add_argument("--init-method-std", type=float, default=0.02)
+    g.add_argument("--hidden-dropout", type=float, default=0.1)
+    g.add_argument("--attention-dropout", type=float, default=0.1)
+    g.add_argument(
+        "--attention-backend", choices=("flash", "fused", "unfused", "local", "auto"), default="auto"
+    )
+    _bool_flag(g, "--use-flash-attn", "legacy spelling of --attention-backend flash")
+    g.add_argument("--transformer-impl", choices=("local", "transformer_engine"), default="transformer_engine")
+    _bool_flag(g, "--attention-softmax-in-fp32", "softmax in fp32 (always on with the CPU attention)")
+    _bool_flag(g, "--apply-query-key-layer-scaling", "scale Q*K^T by 1/layer number")
+
+    g = p.add_argument_group("mixture of experts")
+    g.add_argument("--num-experts", type=int, default=None)
+    g.add_argument("--moe-router-topk", type=int, default=2)
+    g.add_argument("--moe-ffn-hidden-size", type=int, default=None)
+    g.add_argument(
+        "--moe-router-load-balancing-type",
+        choices=("aux_loss", "seq_aux_loss", "sinkhorn", "none"),
+        default="aux_loss",
+    )
+    g.add_argument("--moe-aux-loss-coeff", type=float, default=0.0)
+    g.add_argument("--moe-token-dispatcher-type", choices=("allgather", "alltoall"), default="allgather")
+    _bool_flag(g, "--moe-grouped-gemm", "grouped GEMM experts (needs Transformer Engine)")
+
+    g = p.add_argument_group("parallelism")
+    g.add_argument("--tensor-model-parallel-size", type=int, default=1)
+    g.add_argument("--pipeline-model-parallel-size", type=int, default=1)
+    g.add_argument("--context-parallel-size", type=int, default=1)
+    g.add_argument("--expert-model-parallel-size", type=int, default=1)
+    g.add_argument("--expert-tensor-parallel-size", type=int, default=None)
+    g.add_argument("--virtual-pipeline-model-parallel-size", type=int, default=None)
+    g.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
+    g.add_argument(
+        "--data-parallel-size", type=int, default=None, help="derived from the world size; checked if given"
+    )
+    _bool_flag(g, "--sequence-parallel", "sequence parallelism (with TP > 1)")
+    _bool_flag(g, "--use-distributed-optimizer", "shard optimizer state over data-parallel ranks")
+    _bool_flag(g, "--overlap-grad-reduce", "overlap the gradient reduce with the backward pass")
+    _bool_flag(g, "--overlap-param-gather", "overlap the parameter all-gather (distributed optimizer)")
+    g.add_argument("--distributed-backend", choices=("nccl", "gloo"), default=None, help="default: nccl on GPUs, gloo on CPU")
+    g.add_argument("--distributed-timeout-minutes", type=int, default=10)
+
+    g = p.add_argument_group("training")
+    g.add_argument("--micro-batch-size", type=int, default=1)
+    g.add_argument("--global-batch-size", type=int, default=None, help="default micro-batch * data-parallel")
+    g.add_argument("--train-iters", type=int, default=None)
+    g.add_argument("--train-samples", type=int, default=None)
+    g.add_argument("--seq-length", type=int, default=None)
+    g.add_argument("--seed", type=int, default=1234)
+    g.add_argument("--exit-interval", type=int, default=None, help="stop (and save) after this iteration")
+    _bool_flag(g, "--exit-signal-handler", "save and exit on SIGTERM (always on in this trainer)")
+    g.add_argument("--recompute-granularity", choices=("full", "selective"), default=None)
+    g.add_argument("--recompute-method", choices=("uniform", "block"), default=None)
+    g.add_argument("--recompute-num-layers", type=int, default=None)
+    _bool_flag(g, "--recompute-activations", "legacy spelling of --recompute-granularity selective")
+    _bool_flag(g, "--checkpoint-activations", "legacy spelling of --recompute-granularity full")
+    g.add_argument("--checkpoint-num-layers", type=int, default=None, help="legacy --recompute-num-layers")
+
+    g = p.add_argument_group("learning rate and optimizer")
+    g.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
+    g.add_argument("--lr", type=float, default=None)
+    g.add_argument("--min-lr", type=float, default=0.0)
+    g.add_argument(
+        "--lr-decay-style",
+        choices=("constant", "linear", "cosine", "inverse-square-root", "WSD"),
+        default="linear",
+    )
+    g.add_argument("--lr-decay-iters", type=int, default=None)
+    g.add_argument("--lr-decay-samples", type=int, default=None)
+    g.add_argument("--lr-wsd-decay-style", choices=("exponential", "linear", "cosine"), default="exponential")
+    g.add_argument("--lr-wsd-decay-iters", type=int, default=None)
+    g.add_argument("--lr-wsd-decay-samples", type=int, default=None)
+    g.add_argument("--lr-warmup-iters", type=int, default=0)
+    g.add_argument("--lr-warmup-samples", type=int, default=0)
+    g.add_argument("--lr-warmup-fraction", type=float, default=None)
+    g.add_argument("--lr-warmup-init", type=float, default=0.0)
+    g.add_argument("--weight-decay", type=float, default=0.01)
+    g.add_argument("--start-weight-decay", type=float, default=None)
+    g.add_argument("--end-weight-decay", type=float, default=None)
+    g.add_argument("--weight-decay-incr-style", choices=("constant", "linear", "cosine"), default="constant")
+    g.add_argument("--clip-grad", type=float, default=1.0)
+    g.add_argument("--adam-beta1", type=float, default=0.9)
+    g.add_argument("--adam-beta2", type=float, default=0.999)
+    g.add_argument("--adam-eps", type=float, default=1e-8)
+    g.add_argument("--sgd-momentum", type=float, default=0.9)
+    _bool_flag(g, "--override-opt_param-scheduler", "take the schedule from these flags, not the checkpoint")
+    _bool_flag(g, "--use-checkpoint-opt_param-scheduler", "take the schedule from the checkpoint")
+
+    g = p.add_argument_group("mixed precision")
+    _bool_flag(g, "--bf16", "bf16 weights and activations (fp32 main weights and grads)")
+    _bool_flag(g, "--fp16", "fp16 with dynamic loss scaling")
+    g.add_argument("--loss-scale", type=float, default=None, help="static loss scale (fp16)")
+    g.add_argument("--initial-loss-scale", type=float, default=2.0**32)
+    g.add_argument("--fp8-format", choices=("e4m3", "hybrid"), default=None)
+    g.add_argument("--fp8-amax-history-len", type=int, default=1)
+    g.add_argument("--fp8-amax-compute-algo", choices=("most_recent", "max"), default="most_recent")
+    _bool_flag(g, "--accumulate-allreduce-grads-in-fp32", "fp32 gradient accumulation and all-reduce")
+
+    g = p.add_argument_group("data and tokenizer")
+    g.add_argument("--data-path", nargs="*", default=None, help="PREFIX, or W1 PREFIX1 W2 PREFIX2 ...")
+    g.add_argument("--split", type=str, default="969, 30, 1")
+    _bool_flag(g, "--mock-data", "synthetic tokens instead of --data-path")
+    g.add_argument("--data-cache-path", type=str, default=None)
+    g.add_argument("--num-workers", type=int, default=2)
+    g.add_argument("--tokenizer-type", choices=TOKENIZERS, default=None)
+    g.add_argument("--tokenizer-model", type=str, default=None)
+    g.add_argument("--vocab-file", type=str, default=None)
+    g.add_argument("--merge-file", type=str, default=None)
+    g.add_argument("--vocab-size", type=int, default=None)
+    _bool_flag(g, "--reset-position-ids", "restart position ids at each document")
+    _bool_flag(g, "--reset-attention-mask", "block attention across documents (not supported)")
+    _bool_flag(g, "--eod-mask-loss", "no loss on end-of-document tokens")
+
+    g = p.add_argument_group("checkpointing")
+    g.add_argument("--save", type=str, default=None)
+    g.add_argument("--load", type=str, default=None)
+    g.add_argument("--save-interval", type=int, default=None)
+    _bool_flag(g, "--no-load-optim", "do not load optimizer state")
+    _bool_flag(g, "--no-load-rng", "do not load RNG state")
+    _bool_flag(g, "--no-save-optim", "do not save optimizer state")
+    _bool_flag(g, "--no-save-rng", "do not save RNG state")
+    _bool_flag(g, "--finetune", "load weights only and start at iteration 0")
+    g.add_argument("--ckpt-format", choices=("torch_dist",), default="torch_dist")
+
+    g = p.add_argument_group("logging and evaluation")
+    g.add_argument("--log-interval", type=int, default=100)
+    g.add_argument("--eval-interval", type=int, default=1000)
+    g.add_argument("--eval-iters", type=int, default=100)
+    g.add_argument("--tensorboard-dir", type=str, default=None)
+    g.add_argument("--tensorboard-log-interval", type=int, default=1)
+    _bool_flag(g, "--log-throughput", "print TFLOP/s/GPU (always printed by this trainer)")
+    _bool_flag(g, "--log-timers-to-tensorboard", "write iteration time and throughput to TensorBoard")
+    _bool_flag(g, "--log-validation-ppl-to-tensorboard", "write validation perplexity to TensorBoard")
+    g.add_argument("--wandb-project", type=str, default=None)
+    g.add_argument("--wandb-entity", type=str, default=None)
+    g.add_argument("--wandb-exp-name", type=str, default=None)
+    g.add_argument("--wandb-save-dir", type=str, default=None)
+    return p
+
+
+def known_flags() -> list[str]:
+    """Every flag the trainer accepts (for error hints and for other rooms' checks)."""
+    return sorted(
+        opt for action in build_parser()._actions for opt in action.option_strings if opt.startswith("--")
+    )
+
+
+def _unknown_flag_message(token: str, flags: list[str]) -> str:
+    name = token.split("=", 1)[0]
+    if name in NOT_MEGATRON_FLAGS:
+        return f"unsupported flag {name}: it {NOT_MEGATRON_FLAGS[name]}"
+    hint = difflib.get_close_matches(name, flags, n=1, cutoff=0.75)
+    alt = f"; did you mean {hint[0]}?" if hint else f"; see '{PROG} --help' for the supported flags"
+    return f"unknown flag {name}: not a Megatron-LM flag this trainer supports{alt}"
+
+
+def parse_args(argv: Sequence[str]) -> argparse.Namespace:
+    """Parse and validate Megatron-LM flags; raises UsageError naming the flag and the fix."""
+    parser = build_parser()
+    args, rest = parser.parse_known_args(list(argv))
+    if rest:
+        flags = known_flags()
+        flag = next((t for t in rest if t.startswith("-")), None)
+        if flag is None:
+            raise UsageError(f"unexpected argument {rest[0]!r}: every value must follow its --flag")
+        raise UsageError(_unknown_flag_message(flag, flags))
+    _normalize(args)
+    _validate(args)
+    return args
+
+
+def _normalize(args: argparse.Namespace) -> None:
+    """Fold legacy spellings into the current flags, as Megatron-LM's validate_args does."""
+    if args.use_rotary_position_embeddings:
+        args.position_embedding_type = "rope"
+    if args.use_flash_attn:
+        args.attention_backend = "flash"
+    if args.checkpoint_activations:
+        args.recompute_granularity = args.recompute_granularity or "full"
+        args.recompute_method = args.recompute_method or "uniform"
+        args.recompute_num_layers = args.recompute_num_layers or args.checkpoint_num_layers or 1
+    if args.recompute_activations:
+        args.recompute_granularity = args.recompute_granularity or "selective"
+    if args.recompute_granularity == "full":
+        args.recompute_method = args.recompute_method or "uniform"
+        args.recompute_num_layers = args.recompute_num_layers or args.checkpoint_num_layers or 1
+    if args.max_position_embeddings is None:
+        args.max_position_embeddings = args.seq_length
+    if args.ffn_hidden_size is None and args.hidden_size:
+        if args.swiglu:  # Megatron: int((4*h*2/3)/64)*64 keeps the parameter count of a 4h GELU MLP
+            args.ffn_hidden_size = int((4 * args.hidden_size * 2 / 3) / 64) * 64 or 4 * args.hidden_size
+        else:
+            args.ffn_hidden_size = 4 * args.hidden_size
+    if args.kv_channels is None and args.hidden_size and args.num_attention_heads:
+        args.kv_channels = args.hidden_size // args.num_attention_heads
+    if not args.group_query_attention:
+        args.num_query_groups = args.num_attention_heads
+    if args.expert_tensor_parallel_size is None:
+        args.expert_tensor_parallel_size = args.tensor_model_parallel_size
+    if args.moe_ffn_hidden_size is None:
+        args.moe_ffn_hidden_size = args.ffn_hidden_size
+    if args.num_layers_per_virtual_pipeline_stage and args.num_layers:
+        args.virtual_pipeline_model_parallel_size = (
+            args.num_layers // args.pipeline_model_parallel_size // args.num_layers_per_virtual_pipeline_stage
+        )
+    if args.start_weight_decay is None:
+        args.start_weight_decay = args.weight_decay
+    if args.end_weight_decay is None:
+        args.end_weight_decay = args.weight_decay
+    args.params_dtype = "bf16" if args.bf16 else ("fp16" if args.fp16 else "fp32")
+
+
+def _need(args: argparse.Namespace, *names: str) -> None:
+    missing = ["--" + n.replace("_", "-") for n in names if getattr(args, n) is None]
+    if missing:
+        raise UsageError(f"missing required flag{'s' if len(missing) > 1 else ''} {', '.join(missing)}")
+
+
+def _positive(args: argparse.Namespace, *names: str) -> None:
+    for n in names:
+        v = getattr(args, n)
+        if v is not None and v <= 0:
+            raise UsageError(f"--{n.replace('_', '-')} must be positive, got {v}")
+
+
+def _validate(args: argparse.Namespace) -> None:
+    _need(args, "num_layers", "hidden_size", "num_attention_heads", "seq_length", "lr")
+    _positive(
+        args,
+        "num_layers",
+        "hidden_size",
+        "num_attention_heads",
+        "seq_length",
+        "micro_batch_size",
+        "global_batch_size",
+        "tensor_model_parallel_size",
+        "pipeline_model_parallel_size",
+        "context_parallel_size",
+        "expert_model_parallel_size",
+        "log_interval",
+        "eval_interval",
+        "save_interval",
+        "num_query_groups",
+    )
+    if (args.train_iters is None) == (args.train_samples is None):
+        raise UsageError("give exactly one of --train-iters and --train-samples")
+    if args.bf16 and args.fp16:
+        raise UsageError("--bf16 and --fp16 are mutually exclusive; pick one")
+    if args.hidden_size % args.num_attention_heads:
+        raise UsageError(
+            f"--hidden-size {args.hidden_size} is not divisible by --num-attention-heads {args.num_attention_heads}"
+        )
+    if args.num_attention_heads % args.num_query_groups:
+        raise UsageError(
+            f"--num-attention-heads {args.num_attention_heads} is not divisible by "
+            f"--num-query-groups {args.num_query_groups}"
+        )
+    tp, pp = args.tensor_model_parallel_size, args.pipeline_model_parallel_size
+    if args.num_attention_heads % tp:
+        raise UsageError(
+            f"--num-attention-heads {args.num_attention_heads} is not divisible by "
+            f"--tensor-model-parallel-size {tp}"
+        )
+    if args.num_query_groups % tp:
+        raise UsageError(
+            f"--num-query-groups {args.num_query_groups} is not divisible by --tensor-model-parallel-size {tp}; "
+            "use more query groups or less tensor parallelism"
+        )
+    if args.num_layers % pp:
+        raise UsageError(f"--num-layers {args.num_layers} is not divisible by --pipeline-model-parallel-size {pp}")
+    if args.virtual_pipeline_model_parallel_size is not None:
+        vp = args.virtual_pipeline_model_parallel_size
+        if pp == 1:
+            raise UsageError("virtual pipeline stages need --pipeline-model-parallel-size > 1")
+        if vp < 1 or args.num_layers % (pp * vp):
+            raise UsageError(
+                f"--num-layers {args.num_layers} does not split into {pp} pipeline stages x {vp} virtual stages"
+            )
+    if args.position_embedding_type == "learned_absolute" and args.max_position_embeddings < args.seq_length:
+        raise UsageError(
+            f"--seq-length {args.seq_length} exceeds --max-position-embeddings {args.max_position_embeddings}"
+        )
+    if args.sequence_parallel and tp == 1:
+        args.sequence_parallel = False  # Megatron-LM turns it off silently; nothing to shard
+    if args.recompute_method is not None and args.recompute_granularity != "full":
+        raise UsageError("--recompute-method needs --recompute-granularity full")
+    if args.overlap_param_gather and not args.use_distributed_optimizer:
+        raise UsageError("--overlap-param-gather needs --use-distributed-optimizer")
+    if args.num_experts is not None:
+        if args.num_experts % args.expert_model_parallel_size:
+            raise UsageError(
+                f"--num-experts {args.num_experts} is not divisible by "
+                f"--expert-model-parallel-size {args.expert_model_parallel_size}"
+            )
+        if args.moe_router_topk > args.num_experts:
+            raise UsageError(f"--moe-router-topk {args.moe_router_topk} exceeds --num-experts {args.num_experts}")
+    elif args.expert_model_parallel_size > 1:
+        raise UsageError("--expert-model-parallel-size > 1 needs --num-experts")
+    if args.reset_attention_mask:
+        raise UsageError(
+            "--reset-attention-mask is not supported by this trainer (it needs per-sample attention masks); "
+            "drop it, or use --reset-position-ids alone"
+        )
+    if args.lr_decay_style == "WSD" and args.lr_wsd_decay_iters is None and args.lr_wsd_decay_samples is None:
+        raise UsageError("--lr-decay-style WSD needs --lr-wsd-decay-iters (or --lr-wsd-decay-samples)")
+    if args.lr_warmup_fraction is not None and (args.lr_warmup_iters or args.lr_warmup_samples):
+        raise UsageError("give only one of --lr-warmup-fraction and --lr-warmup-iters/--lr-warmup-samples")
+    if args.min_lr > args.lr:
+        raise UsageError(f"--min-lr {args.min_lr} exceeds --lr {args.lr}")
+    if args.eval_iters < 0:
+        raise UsageError(f"--eval-iters must be >= 0, got {args.eval_iters}")
+    if args.save_interval is not None and args.save is None:
+        raise UsageError("--save-interval needs --save DIR")
+    _validate_data(args)
+
+
+def _validate_data(args: argparse.Namespace) -> None:
+    if args.mock_data and args.data_path:
+        raise UsageError("give --data-path or --mock-data, not both")
+    if not args.mock_data:
+        if not args.data_path:
+            raise UsageError("missing --data-path PREFIX (the prep-data output without .bin/.idx), or --mock-data")
+        args.blend = parse_blend(args.data_path)
+    else:
+        args.blend = None
+    args.split_weights = parse_split(args.split)
+    if args.tokenizer_type is None:
+        raise UsageError(
+            "missing --tokenizer-type (HuggingFaceTokenizer --tokenizer-model DIR, "
+            "GPT2BPETokenizer --vocab-file F --merge-file F, or NullTokenizer --vocab-size N)"
+        )
+    if args.tokenizer_type == "HuggingFaceTokenizer" and not args.tokenizer_model:
+        raise UsageError("--tokenizer-type HuggingFaceTokenizer needs --tokenizer-model (a folder or tokenizer.json)")
+    if args.tokenizer_type == "GPT2BPETokenizer" and not (args.vocab_file and args.merge_file):
+        raise UsageError("--tokenizer-type GPT2BPETokenizer needs --vocab-file and --merge-file")
+    if args.tokenizer_type == "NullTokenizer" and not args.vocab_size:
+        raise UsageError("--tokenizer-type NullTokenizer needs --vocab-size N (largest token id + 1)")
+
+
+def parse_blend(tokens: Sequence[str]) -> tuple[list[str], list[float] | None]:
+    """Megatron's ``--data-path``: ``PREFIX`` (one or more) or ``W1 PREFIX1 W2 PREFIX2 ...``.
+
+    Returns ``(prefixes, weights or None)``. Megatron treats an even-length list as weight-prefix
+    pairs; a list such as ``A 0.5 B 0.5`` (prefix before weight) is refused here with the right order.
+    """
+    tokens = [t for tok in tokens for t in tok.split()]  # "--data-path='0.5 A 0.5 B'" as one token
+    if not tokens:
+        raise UsageError("--data-path is empty; give PREFIX or W1 PREFIX1 W2 PREFIX2 ...")
+    numeric = [_is_number(t) for t in tokens]
+    if not any(numeric):
+        return list(tokens), None
+    if len(tokens) % 2 or not all(numeric[0::2]) or any(numeric[1::2]):
+        raise UsageError(
+            f"--data-path {' '.join(tokens)!r} is not a blend: write weight-prefix pairs, weight first, "
+            "e.g. --data-path 0.7 /data/a_text_document 0.3 /data/b_text_document"
+        )
+    weights = [float(t) for t in tokens[0::2]]
+    if any(w < 0 or not math.isfinite(w) for w in weights) or sum(weights) <= 0:
+        raise UsageError(f"--data-path weights must be non-negative with a positive sum, got {weights}")
+    return list(tokens[1::2]), weights
+
+
+def _is_number(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
+def parse_split(split: str) -> list[float]:
+    """``--split 98,2,0`` (or ``949,50,1``, ``"969, 30, 1"``) as three normalised fractions."""
+    try:
+        parts = [float(s) for s in split.replace("/", ",").split(",") if s.strip()]
+    except ValueError:
+        raise UsageError(f"--split {split!r} must be up to three numbers such as 98,2,0") from None
+    if not parts or len(parts) > 3 or any(p < 0 for p in parts) or sum(parts) <= 0:
+        raise UsageError(f"--split {split!r} must be up to three non-negative numbers such as 98,2,0")
+    parts += [0.0] * (3 - len(parts))
+    total = sum(parts)
+    return [p / total for p in parts]
+
+
+def finalize_parallel(args: argparse.Namespace, world_size: int) -> None:
+    """Derive the data-parallel size and check the batch arithmetic for ``world_size`` ranks."""
+    tp, pp, cp = args.tensor_model_parallel_size, args.pipeline_model_parallel_size, args.context_parallel_size
+    model_parallel = tp * pp * cp
+    if world_size % model_parallel:
+        raise UsageError(
+            f"world size {world_size} is not divisible by tensor x pipeline x context parallel "
+            f"= {tp} x {pp} x {cp} = {model_parallel}; change the sizes or --nproc-per-node"
+        )
+    dp = world_size // model_parallel
+    if args.data_parallel_size is not None and args.data_parallel_size != dp:
+        raise UsageError(
+            f"--data-parallel-size {args.data_parallel_size} does not match world size {world_size} / "
+            f"(TP {tp} x PP {pp} x CP {cp}) = {dp}; Megatron derives it, so drop the flag"
+        )
+    args.data_parallel_size = dp
+    args.world_size = world_size
+    if args.global_batch_size is None:
+        args.global_batch_size = args.micro_batch_size * dp
+    if args.global_batch_size % (args.micro_batch_size * dp):
+        raise UsageError(
+            f"--global-batch-size {args.global_batch_size} is not divisible by --micro-batch-size "
+            f"{args.micro_batch_size} x data-parallel size {dp}; e.g. use "
+            f"{args.micro_batch_size * dp * max(1, args.global_batch_size // (args.micro_batch_size * dp))}"
+        )
+    args.num_microbatches = args.global_batch_size // (args.micro_batch_size * dp)
+    if args.num_experts is not None and (args.expert_model_parallel_size * args.expert_tensor_parallel_size) > (
+        world_size // pp
+    ):
+        raise UsageError(
+            f"expert parallel {args.expert_model_parallel_size} x expert tensor parallel "
+            f"{args.expert_tensor_parallel_size} exceeds the {world_size // pp} ranks of a pipeline stage"
+        )
+    if args.train_iters is None:  # sample-based schedule, as Megatron converts it
+        args.train_iters = args.train_samples // args.global_batch_size
+        if args.train_iters < 1:
+            raise UsageError(
+                f"--train-samples {args.train_samples} is less than one global batch ({args.global_batch_size})"
+            )
+        args.lr_decay_iters = (
+            args.lr_decay_samples // args.global_batch_size if args.lr_decay_samples else args.lr_decay_iters
+        )
+        args.lr_warmup_iters = args.lr_warmup_samples // args.global_batch_size
+    if args.lr_decay_iters is None:
+        args.lr_decay_iters = args.train_iters
+    if args.lr_warmup_fraction is not None:
+        args.lr_warmup_iters = int(args.lr_warmup_fraction * args.lr_decay_iters)
+    if args.lr_wsd_decay_iters is None and args.lr_wsd_decay_samples:
+        args.lr_wsd_decay_iters = args.lr_wsd_decay_samples // args.global_batch_size
+    if args.lr_warmup_iters >= args.lr_decay_iters and args.lr_decay_style != "constant":
+        raise UsageError(
+            f"--lr-warmup-iters {args.lr_warmup_iters} must be less than --lr-decay-iters {args.lr_decay_iters}"
+        )

@@ -1,0 +1,205 @@
+"""Building the GPT model from megatron-core's parts.
+
+``transformer_config(args, device)`` maps Megatron-LM flags onto megatron-core's
+``TransformerConfig``; ``layer_spec`` picks the Transformer Engine spec where TE and CUDA are
+present and the local spec otherwise (with :class:`SDPACoreAttention` on the CPU);
+``build_model`` returns the model chunks (one per virtual pipeline stage) wrapped in megatron-core's
+``DistributedDataParallel``.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import replace
+
+import torch
+
+from ..errors import UsageError
+from .device import Device
+
+
+def have_te() -> bool:
+    try:
+        from megatron.core.extensions import transformer_engine as te_ext  # noqa: F401
+        import transformer_engine  # noqa: F401
+    except Exception:  # noqa: BLE001 - any import failure means "no TE"
+        return False
+    return True
+
+
+def dtype_of(args: argparse.Namespace) -> torch.dtype:
+    return {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}[args.params_dtype]
+
+
+def transformer_config(args: argparse.Namespace, device: Device):
+    """megatron-core's TransformerConfig for these flags."""
+    import torch.nn.functional as F
+    from megatron.core.transformer import TransformerConfig
+    from megatron.core.transformer.enums import AttnBackend
+
+    use_te = device.cuda and args.transformer_impl == "transformer_engine" and have_te()
+    if args.fp8_format and not use_te:
+        raise UsageError("--fp8-format needs Transformer Engine on GPUs (Hopper or newer); drop it here")
+    if args.context_parallel_size > 1 and not use_te:
+        raise UsageError("--context-parallel-size > 1 needs Transformer Engine attention on GPUs")
+    if args.moe_grouped_gemm and not use_te:
+        raise UsageError("--moe-grouped-gemm needs Transformer Engine on GPUs; drop it here")
+    dtype = dtype_of(args)
+    backend = AttnBackend[args.attention_backend] if use_te else AttnBackend.local
+    return TransformerConfig(
+        num_layers=args.num_layers,
+        hidden_size=args.hidden_size,
+        ffn_hidden_size=args.ffn_hidden_size,
+        num_attention_heads=args.num_attention_heads,
+        num_query_groups=args.num_query_groups,
+        kv_channels=args.kv_channels,
+        hidden_dropout=args.hidden_dropout,
+        attention_dropout=args.attention_dropout,
+        normalization=args.normalization,
+        layernorm_epsilon=args.norm_epsilon,
+        add_bias_linear=not args.disable_bias_linear,
+        gated_linear_unit=args.swiglu,
+        activation_func=F.silu if args.swiglu else F.gelu,
+        bias_activation_fusion=use_te and not args.disable_bias_linear,
+        masked_softmax_fusion=use_te,
+        bias_dropout_fusion=use_te,
+        apply_rope_fusion=False,
+        persist_layer_norm=use_te,
+        gradient_accumulation_fusion=False,
+        cross_entropy_loss_fusion=False,
+        init_method_std=args.init_method_std,
+        qk_layernorm=args.qk_layernorm,
+        apply_query_key_layer_scaling=args.apply_query_key_layer_scaling,
+        attention_softmax_in_fp32=True,
+        attention_backend=backend,
+        tensor_model_parallel_size=args.tensor_model_parallel_size,
+        pipeline_model_parallel_size=args.pipeline_model_parallel_size,
+        virtual_pipeline_model_parallel_size=args.virtual_pipeline_model_parallel_size,
+        context_parallel_size=args.context_parallel_size,
+        expert_model_parallel_size=args.expert_model_parallel_size,
+        expert_tensor_parallel_size=args.expert_tensor_parallel_size,
+        sequence_parallel=args.sequence_parallel,
+        num_moe_experts=args.num_experts,
+        moe_router_topk=args.moe_router_topk,
+        moe_ffn_hidden_size=args.moe_ffn_hidden_size if args.num_experts else None,
+        moe_router_load_balancing_type=args.moe_router_load_balancing_type,
+        moe_aux_loss_coeff=args.moe_aux_loss_coeff,
+        moe_token_dispatcher_type=args.moe_token_dispatcher_type,
+        moe_grouped_gemm=args.moe_grouped_gemm,
+        bf16=args.bf16,
+        fp16=args.fp16,
+        params_dtype=dtype,
+        pipeline_dtype=dtype,
+        autocast_dtype=dtype,
+        use_cpu_initialization=not device.cuda,
+        recompute_granularity=args.recompute_granularity,
+        recompute_method=args.recompute_method,
+        recompute_num_layers=args.recompute_num_layers,
+        fp8=args.fp8_format,
+        fp8_amax_history_len=args.fp8_amax_history_len,
+        fp8_amax_compute_algo=args.fp8_amax_compute_algo,
+        deallocate_pipeline_outputs=True,
+        variable_seq_lengths=False,
+    ), use_te
+
+
+def layer_spec(args: argparse.Namespace, config, use_te: bool):
+    """The layer spec: Transformer Engine's with TE + CUDA, else local with a CPU-capable attention."""
+    from megatron.core.models.gpt.gpt_layer_specs import (
+        get_gpt_layer_local_spec,
+        get_gpt_layer_with_transformer_engine_spec,
+    )
+
+    if use_te:
+        return get_gpt_layer_with_transformer_engine_spec(
+            num_experts=args.num_experts, moe_grouped_gemm=args.moe_grouped_gemm, qk_layernorm=args.qk_layernorm
+        )
+    spec = get_gpt_layer_local_spec(
+        num_experts=args.num_experts,
+        moe_grouped_gemm=False,
+        qk_layernorm=args.qk_layernorm,
+        normalization=args.normalization,
+    )
+    if not torch.cuda.is_available():
+        from .attention import SDPACoreAttention
+
+        attention = spec.submodules.self_attention
+        attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
+    return spec
+
+
+def padded_vocab_size(vocab_size: int, args: argparse.Namespace) -> int:
+    """Megatron-LM's ``_vocab_size_with_padding``: a multiple of divisible-by x TP."""
+    multiple = args.make_vocab_size_divisible_by * args.tensor_model_parallel_size
+    return ((vocab_size + multiple - 1) // multiple) * multiple
+
+
+def build_model(args: argparse.Namespace, device: Device, vocab_size: int):
+    """The GPT model chunks of this rank, each wrapped in megatron-core's DDP."""
+    from megatron.core import parallel_state as ps
+    from megatron.core.distributed import DistributedDataParallel, DistributedDataParallelConfig
+    from megatron.core.models.gpt import GPTModel
+
+    config, use_te = transformer_config(args, device)
+    spec = layer_spec(args, config, use_te)
+    vp = args.virtual_pipeline_model_parallel_size
+    chunks = []
+    for vp_stage in range(vp or 1):
+        stage = vp_stage if vp else None
+        model = GPTModel(
+            config=config,
+            transformer_layer_spec=spec,
+            vocab_size=vocab_size,
+            max_sequence_length=args.max_position_embeddings,
+            pre_process=ps.is_pipeline_first_stage(ignore_virtual=False, vp_stage=stage),
+            post_process=ps.is_pipeline_last_stage(ignore_virtual=False, vp_stage=stage),
+            parallel_output=True,
+            share_embeddings_and_output_weights=not args.untie_embeddings_and_output_weights,
+            position_embedding_type=args.position_embedding_type,
+            rotary_percent=args.rotary_percent,
+            rotary_base=args.rotary_base,
+            rope_scaling=args.use_rope_scaling,
+            rope_scaling_factor=args.rope_scaling_factor,
+            vp_stage=stage,
+        )
+        model.model_type = _encoder_or_decoder()
+        if device.cuda:
+            model.cuda(torch.cuda.current_device())
+        if args.bf16 or args.fp16:
+            from megatron.core.transformer.module import Float16Module
+
+            model = Float16Module(config, model)
+        chunks.append(model)
+
+    ddp_config = DistributedDataParallelConfig(
+        grad_reduce_in_fp32=args.bf16 or args.fp16 or args.accumulate_allreduce_grads_in_fp32,
+        overlap_grad_reduce=args.overlap_grad_reduce and device.cuda,
+        overlap_param_gather=args.overlap_param_gather and device.cuda,
+        use_distributed_optimizer=args.use_distributed_optimizer,
+        check_for_nan_in_grad=False,
+        bucket_size=None if not device.cuda else 40_000_000,
+    )
+    wrapped = []
+    for i, chunk in enumerate(chunks):
+        wrapped.append(
+            DistributedDataParallel(
+                config=config,
+                ddp_config=ddp_config,
+                module=chunk,
+                disable_bucketing=(i > 0) or not device.cuda,
+            )
+        )
+    for w in wrapped:
+        w.broadcast_params()
+    return wrapped, config
+
+
+def _encoder_or_decoder():
+    from megatron.core.enums import ModelType
+
+    return ModelType.encoder_or_decoder
+
+
+def count_parameters(chunks) -> int:
+    """Parameters on this rank (shared embedding counted once per chunk that holds it)."""
+    return sum(p.numel() for c in chunks for p in c.parameters())
