@@ -193,6 +193,8 @@ def _prep_data(args: argparse.Namespace) -> int:
         append_eod_token=args.append_eod,
         on_bad_line=args.on_bad_line,
         progress=not args.no_progress,
+        num_shards=args.num_shards,
+        shard_index=shard_index,
     )
     summary = result.summary()
     if args.dataset_info:

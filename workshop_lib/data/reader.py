@@ -72,8 +72,9 @@ def _open(path: Path):
     return raw, raw
 
 
-def iter_chunks(path: Path, chunk_bytes: int = CHUNK_BYTES) -> Iterator[Chunk]:
-    """Yield ``path`` as line-aligned chunks of about ``chunk_bytes`` uncompressed bytes."""
+def iter_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[Chunk]:
+    """Yield ``path`` as line-aligned chunks of about ``chunk_bytes`` (default CHUNK_BYTES) uncompressed bytes."""
+    chunk_bytes = chunk_bytes or CHUNK_BYTES
     raw, stream = _open(path)
     line = 1
     first = True

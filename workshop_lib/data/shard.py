@@ -132,7 +132,7 @@ def render_prep_job(
             "backoffLimitPerIndex": backoff_limit_per_index,
             "maxFailedIndexes": 0,
             "template": {
-                "metadata": {"labels": labels},
+                "metadata": {"labels": dict(labels)},
                 "spec": {
                     "restartPolicy": "Never",
                     "containers": [

@@ -276,6 +276,7 @@ def _load_tiktoken(model: str | os.PathLike[str] | None, vocab_size: int | None)
         spec = ctor()
     finally:
         public.load_tiktoken_bpe = original
+    spec.pop("explicit_n_vocab", None)  # the file may be a trimmed or extended vocabulary
     enc = tiktoken.Encoding(**spec)
     return TokenizerAdapter("TikTokenizer", str(path.resolve()), enc.n_vocab, enc.eot_token, "tiktoken", enc)
 
