@@ -1,0 +1,68 @@
+"""Failure diagnosis: every label fires on its fixture, healthy logs stay silent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from workshop_lib.facts.failures import CONTRACT_LABELS, FAILURES_BY_LABEL
+from workshop_lib.monitor.diagnose import diagnose_log, diagnose_text
+
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+ALL_LABELS = sorted(FAILURES_BY_LABEL)
+
+
+def test_table_covers_the_contract():
+    assert set(CONTRACT_LABELS) <= set(FAILURES_BY_LABEL)
+    for sig in FAILURES_BY_LABEL.values():
+        assert sig.explanation and sig.fix and sig.severity in ("error", "warning")
+
+
+@pytest.mark.parametrize("label", ALL_LABELS)
+def test_each_label_fires_on_its_fixture(label):
+    findings = diagnose_log(LOGS / f"fail_{label}.log")
+    by_label = {f.label: f for f in findings}
+    assert label in by_label, [f.label for f in findings]
+    f = by_label[label]
+    lines = (LOGS / f"fail_{label}.log").read_text().splitlines()
+    assert lines[f.line_number - 1].rstrip() == f.line.rstrip()
+
+
+@pytest.mark.parametrize("name", ["healthy_megatron_long.log", "format_legacy.log", "format_prefixes.log",
+                                  "format_deepspeed.log", "format_bert_sop.log", "format_multirank.log"])  # fmt: skip
+def test_healthy_logs_have_no_findings(name):
+    assert diagnose_log(LOGS / name) == []
+
+
+def test_benign_lines_raise_nothing():
+    text = "\n".join([
+        "host:1:1 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin_v8 symbol.",
+        "host:1:1 [0] NCCL INFO NET/Plugin: Failed to find ncclCollNetPlugin symbol (>= v5). ncclCollNetPlugin symbols v4 and lower are not supported.",
+        "host:1:1 [0] NCCL INFO NVLS multicast support is not available on dev 0",
+        "host:1:1 [0] NCCL INFO PROFILER/Plugin: Could not find: libnccl-profiler.so.",
+        "[W socket.cpp:767] [c10d] The IPv6 network addresses of (master, 29500) cannot be retrieved (gai error: -2 - Name or service not known).",
+    ])  # fmt: skip
+    assert diagnose_text(text) == []
+
+
+def test_fp16_skips_at_start_are_benign_but_late_skips_warn():
+    early = " iteration        2/    2000 | lm loss: 9.0E+00 | loss scale: 2147483648.0 | number of skipped iterations:   1 | number of nan iterations:   0 |"
+    assert diagnose_text(early) == []
+    late = early.replace("iteration        2/", "iteration      500/")
+    (f,) = diagnose_text(early + "\n" + late)
+    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 2
+
+
+def test_repeated_lines_are_one_finding_with_count():
+    (f,) = diagnose_log(LOGS / "fail_nccl_timeout.log")
+    assert f.label == "nccl_timeout" and f.line_number == 2 and f.count == 3
+
+
+def test_plugin_probe_is_not_a_finding_when_efa_loaded():
+    text = "\n".join([
+        "h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net-aws-ofi-nccl.so",
+        "h:1:1 [0] NCCL INFO NET/OFI Initializing aws-ofi-nccl 1.17.2",
+        "h:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
+    ])  # fmt: skip
+    assert diagnose_text(text) == []
