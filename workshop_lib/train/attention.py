@@ -1,4 +1,4 @@
-"""A CPU-capable core attention for megatron-core's local layer spec.
+"""CPU-capable modules for megatron-core's local layer spec: core attention and norms.
 
 megatron-core's local ``DotProductAttention`` takes its score buffer from a global CUDA memory
 buffer; this module has the same constructor and ``forward`` contract (``[s, b, heads, dim]`` in,
@@ -79,3 +79,20 @@ class SDPACoreAttention(MegatronModule):
             )
         # [b, h, s, d] -> [s, b, h*d]
         return out.permute(2, 0, 1, 3).reshape(sq, b, -1)
+
+
+class SequenceParallelNorm:
+    """LayerNorm/RMSNorm from PyTorch that also works with sequence parallelism.
+
+    megatron-core's local fallback (``WrappedTorchNorm``) refuses ``--sequence-parallel``; with
+    sequence parallelism each TP rank normalises its slice of the sequence with the same weights,
+    so the weights' gradients must be summed over the TP group. Marking them ``sequence_parallel``
+    makes megatron-core's ``finalize_model_grads`` do exactly that (as Apex's and TE's norms do).
+    """
+
+    def __new__(cls, config: TransformerConfig, hidden_size: int, eps: float = 1e-5):
+        norm_cls = torch.nn.RMSNorm if config.normalization == "RMSNorm" else torch.nn.LayerNorm
+        norm = norm_cls(hidden_size, eps=eps, dtype=config.params_dtype)
+        for param in norm.parameters():
+            param.sequence_parallel = config.sequence_parallel
+        return norm

@@ -8,7 +8,7 @@ explicit adaptations installed by :func:`use_cpu` (and only there):
 * :class:`CpuDeviceMode`, a ``TorchFunctionMode`` that turns a CUDA device request in a tensor
   factory or ``.to()``/``.cuda()`` call into the CPU and names tensor types as megatron-core's
   asserts expect (``torch.cuda.FloatTensor``), and ``torch.cuda.current_device`` that answers
-  device 0 (which the mode then maps to the CPU);
+  device 0 (which the mode then maps to the CPU), and ``torch.cuda.synchronize`` a no-op;
 * :class:`CpuRNGStatesTracker`, megatron-core's RNG tracker on the CPU generator, so tensor-parallel
   dropout and initialisation forks work and their states go into checkpoints.
 
@@ -131,6 +131,7 @@ def use_cpu() -> None:
     if _cpu_mode is not None:
         return
     torch.cuda.current_device = lambda: 0  # type: ignore[assignment]  # mapped to the CPU by the mode
+    torch.cuda.synchronize = lambda device=None: None  # type: ignore[assignment]  # CPU ops are synchronous
     # megatron-core wraps small fused functions with torch.compile; on CPU that compiles C++ at
     # start-up for no gain, so run them eagerly.
     from torch import _dynamo

@@ -120,12 +120,28 @@ def layer_spec(args: argparse.Namespace, config, use_te: bool):
         qk_layernorm=args.qk_layernorm,
         normalization=args.normalization,
     )
-    if not torch.cuda.is_available():
-        from .attention import SDPACoreAttention
+    if torch.cuda.is_available():
+        return spec
+    from .attention import SDPACoreAttention, SequenceParallelNorm
 
-        attention = spec.submodules.self_attention
-        attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
+    attention = spec.submodules.self_attention
+    attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
+    spec.submodules = replace(
+        spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
+    )
     return spec
+
+
+def block_spec(config, spec, vp_stage: int | None):
+    """This stage's layers plus the final norm (the CPU norm there too when no CUDA)."""
+    from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
+
+    if torch.cuda.is_available():
+        return spec
+    from .attention import SequenceParallelNorm
+
+    n = get_num_layers_to_build(config, vp_stage=vp_stage)
+    return TransformerBlockSubmodules(layer_specs=[spec] * n, layer_norm=SequenceParallelNorm)
 
 
 def padded_vocab_size(vocab_size: int, args: argparse.Namespace) -> int:
@@ -148,7 +164,7 @@ def build_model(args: argparse.Namespace, device: Device, vocab_size: int):
         stage = vp_stage if vp else None
         model = GPTModel(
             config=config,
-            transformer_layer_spec=spec,
+            transformer_layer_spec=block_spec(config, spec, stage),
             vocab_size=vocab_size,
             max_sequence_length=args.max_position_embeddings,
             pre_process=ps.is_pipeline_first_stage(ignore_virtual=False, vp_stage=stage),
