@@ -96,21 +96,44 @@ def _finite(x: Any) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+# raw label (spaces included) -> (key, is_int); memoised, since a log repeats the same dozen labels
+_LABEL_CACHE: dict[str, tuple[str, bool] | None] = {}
+
+
+def _label_key(raw: str) -> tuple[str, bool] | None:
+    label = raw.strip()
+    key = _LABEL_TO_KEY.get(label) or fmt.ITERATION_EXTRA_LABELS.get(label)
+    out: tuple[str, bool] | None = None
+    if key is None and label and len(label) <= 60:
+        key = fmt.loss_key(label)
+    if key is not None:
+        out = (key, key in _INT_KEYS)
+    if len(_LABEL_CACHE) < 10_000:
+        _LABEL_CACHE[raw] = out
+    return out
+
+
 def _parse_cells(cells: str, record: dict[str, Any]) -> None:
-    """Fill ``record`` from ``label: value | label: value | ...``."""
+    """Fill ``record`` from ``label: value | label: value | ...`` (split/partition: faster than a regex)."""
+    cache = _LABEL_CACHE
     for cell in cells.split("|"):
         label, sep, value = cell.partition(":")
         if not sep:
             continue
-        label = label.strip()
-        key = _LABEL_TO_KEY.get(label)
-        if key is None:
-            key = fmt.ITERATION_EXTRA_LABELS.get(label)
-            if key is None:
-                if not label or len(label) > 60:
-                    continue
-                key = fmt.loss_key(label)
-        record[key] = _number(value, key in _INT_KEYS)
+        kv = cache[label] if label in cache else _label_key(label)
+        if kv is None:
+            continue
+        key, integer = kv
+        if integer:
+            try:
+                record[key] = int(value)
+                continue
+            except ValueError:
+                pass
+        try:
+            record[key] = float(value)  # float() and int() accept the surrounding spaces
+        except ValueError:
+            record[key] = _number(value, integer)
 
 
 def parse_iteration_line(line: str) -> dict[str, Any] | None:
@@ -329,6 +352,7 @@ class LogFollower:
         self._gpu = gpu
         self._seq_length = seq_length
         self.resets = 0
+        self.chunk_bytes = 4 << 20
         self._reset()
 
     def _reset(self) -> None:
@@ -350,9 +374,9 @@ class LogFollower:
         if st.st_size > self.offset:
             with open(self.path, "rb") as fh:
                 fh.seek(self.offset)
-                data = fh.read()
-            self.offset += len(data)
-            self.parser.feed(self._decoder.decode(data))
+                while data := fh.read(self.chunk_bytes):  # bounded memory on multi-GB logs
+                    self.offset += len(data)
+                    self.parser.feed(self._decoder.decode(data))
         return self.parser.result()
 
     def finish(self) -> ParsedLog:
