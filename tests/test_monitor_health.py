@@ -1,0 +1,82 @@
+"""NCCL/EFA verdicts from NCCL INFO lines; GPU utilisation from nvidia-smi output."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+from workshop_lib.monitor.gpu import collect_from_pods, gpu_report, gpu_stats, parse_nvidia_smi, plot_gpu
+from workshop_lib.monitor.nccl import nccl_health, nccl_health_lines
+
+FIX = Path(__file__).parent / "fixtures"
+
+
+def test_nccl_efa_healthy():
+    h = nccl_health(FIX / "logs" / "healthy_megatron_long.log")
+    assert (h.nccl_version, h.aws_ofi_nccl_version, h.libfabric_version) == ("2.21.5", "1.17.2", "1.22")
+    assert h.provider == "efa" and h.efa_nics == 4 and h.network == "Libfabric"
+    assert h.gpudirect_rdma and h.channels == 8 and h.verdict == "ok"
+    assert h.message.startswith("OK: EFA in use via aws-ofi-nccl 1.17.2")
+
+
+def test_nccl_socket_fallback_is_degraded():
+    h = nccl_health(FIX / "logs" / "fail_efa_plugin_missing.log")
+    assert h.network == "Socket" and h.plugin_missing and h.socket_interfaces == ["eth0"]
+    assert h.verdict == "degraded" and "plugin not found" in h.message
+
+
+def test_seed_bad_output_and_no_info_lines():
+    h = nccl_health_lines(["NET/Plugin: Could not find: libnccl-net-aws-ofi-nccl.so", "NET/Socket: Using [0]eth0:10.1.1.203<0>"])
+    assert h.verdict == "degraded"
+    assert nccl_health_lines(["iteration 1/ 10 | lm loss: 1.0 |"]).verdict == "unknown"
+
+
+def test_infiniband_is_ok():
+    h = nccl_health_lines(["n:1:1 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [RO]; OOB ib0:10.0.0.1<0>",
+                           "n:1:1 [0] NCCL INFO Using network IB",
+                           "n:1:1 [0] NCCL INFO Channel 00/0 : 0[0] -> 8[0] [send] via NET/IB/0/GDRDMA"])  # fmt: skip
+    assert h.verdict == "ok" and h.network == "IB" and h.gpudirect_rdma
+
+
+def test_dmon_per_gpu_means():
+    stats = gpu_stats(parse_nvidia_smi((FIX / "gpu" / "dmon_healthy.txt").read_text()))
+    assert [(s.gpu, s.samples, s.sm_mean, s.mem_mean) for s in stats] == [
+        (0, 2, 88.0, 63.0), (1, 2, 84.0, 59.0), (2, 2, 89.0, 64.0), (3, 2, 85.0, 60.0)]  # fmt: skip
+    assert not any(s.low for s in stats)
+
+
+def test_dmon_many_columns_two_pods_flags_low_gpus():
+    report = gpu_report((FIX / "gpu" / "dmon_low_two_pods.txt").read_text())
+    low = [(g["source"], g["gpu"], g["sm_mean"]) for g in report["gpus"] if g["low"]]
+    assert low == [("megatron-cpt-techpulse-worker-0", 0, 20.0), ("megatron-cpt-techpulse-worker-0", 1, 34.0)]
+    assert report["low_gpus"] == 2 and len(report["likely_causes"]) == 3
+    assert any("num-workers" in c for c in report["likely_causes"]) and report["verdict"].startswith("LOW")
+
+
+def test_query_gpu_csv(tmp_path):
+    samples = parse_nvidia_smi((FIX / "gpu" / "query_gpu.csv").read_text())
+    assert [(s.gpu, s.sm, s.mem, s.memory_used_mib, s.memory_total_mib) for s in samples][2] == (2, 12.0, 3.0, 35190.0, 40960.0)
+    out = tmp_path / "gpu.png"
+    plot_gpu(gpu_stats(samples), out)
+    assert out.stat().st_size > 1000
+
+
+def test_collect_from_pods_with_a_fake_api():
+    dmon = (FIX / "gpu" / "dmon_healthy.txt").read_text()
+    calls = []
+    api = SimpleNamespace(
+        list_namespaced_pod=lambda ns, label_selector="": SimpleNamespace(items=[
+            SimpleNamespace(metadata=SimpleNamespace(name="megatron-cpt-techpulse-master-0"), status=SimpleNamespace(phase="Running")),
+            SimpleNamespace(metadata=SimpleNamespace(name="megatron-cpt-techpulse-worker-0"), status=SimpleNamespace(phase="Pending")),
+        ]),
+        connect_get_namespaced_pod_exec=object(),
+    )  # fmt: skip
+
+    def fake_stream(method, name, namespace, **kw):
+        calls.append((name, namespace, kw["command"]))
+        return dmon
+
+    text = collect_from_pods("megatron-workshop", label_selector="app=megatron", api=api, stream_fn=fake_stream)
+    assert [c[0] for c in calls] == ["megatron-cpt-techpulse-master-0"] and calls[0][2][:2] == ["nvidia-smi", "dmon"]
+    stats = gpu_stats(parse_nvidia_smi(text))
+    assert {s.source for s in stats} == {"megatron-cpt-techpulse-master-0"} and len(stats) == 4
