@@ -41,7 +41,12 @@ def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
     d = Path(directory)
     if not d.exists():
         raise UsageError(f"{d}: no such TensorBoard directory; pass Megatron's --tensorboard-dir (e.g. runs/workshop/train/tensorboard)")
-    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    try:
+        from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    except ImportError as exc:
+        from ..errors import WorkshopError
+
+        raise WorkshopError("reading TensorBoard files needs the tensorboard package: pip install tensorboard") from exc
 
     runs = sorted({p.parent for p in d.rglob("events.out.tfevents.*")})
     if not runs:
