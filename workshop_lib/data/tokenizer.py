@@ -175,7 +175,7 @@ def _load_hf(model: Path) -> TokenizerAdapter:
         raise UsageError(f"{tj}: no end-of-text token (set eos_token in tokenizer_config.json)")
     return TokenizerAdapter(
         "HuggingFaceTokenizer",
-        str(tj.resolve()),
+        str(model.resolve()),  # the folder when given one: what AutoTokenizer loads
         tok.get_vocab_size(with_added_tokens=True),
         tok.token_to_id(eos),
         "tokenizers",
