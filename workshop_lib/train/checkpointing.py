@@ -81,10 +81,24 @@ def _set_rng_state(state: dict, cuda: bool) -> None:
     tensor_parallel.get_cuda_rng_tracker().set_states(state["rng_tracker_states"])
 
 
+def unwrap(chunks) -> list:
+    """The GPT modules inside DDP / Float16Module wrappers (checkpoint keys as Megatron-LM writes them)."""
+    from megatron.core.distributed import DistributedDataParallel
+    from megatron.core.transformer.module import Float16Module
+
+    out = []
+    for m in chunks:
+        while isinstance(m, (DistributedDataParallel, Float16Module)):
+            m = m.module
+        out.append(m)
+    return out
+
+
 def _sharded_state_dict(model, optimizer, scheduler, train_state, args, cuda, *, loading, with_optim, with_rng):
     from megatron.core import parallel_state as ps
     from megatron.core.dist_checkpointing.mapping import ShardedObject
 
+    model = unwrap(model)
     state: dict = {"checkpoint_version": 3.0}
     if len(model) == 1:
         state["model"] = model[0].sharded_state_dict()
@@ -173,6 +187,7 @@ def load_checkpoint(args: argparse.Namespace, model, optimizer, scheduler, cuda:
         with_rng=with_rng and "rng_state" in _saved_keys(ckpt),
     )
     loaded = dist_checkpointing.load(state, str(ckpt))
+    model = unwrap(model)
     if len(model) == 1:
         model[0].load_state_dict(loaded["model"], strict=True)
     else:

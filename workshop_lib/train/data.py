@@ -146,6 +146,9 @@ class PretrainingBatches:
             num_workers=self.num_workers,
             pin_memory=False,
             persistent_workers=False,
+            # its own generator: creating a loader must not draw from the global RNG, or a
+            # resumed run's dropout would differ from an uninterrupted one
+            generator=torch.Generator().manual_seed(0),
         )
         return iter(loader)
 
