@@ -29,7 +29,7 @@ def test_each_label_fires_on_its_fixture(label):
     assert lines[f.line_number - 1].rstrip() == f.line.rstrip()
 
 
-@pytest.mark.parametrize("name", ["healthy_megatron_long.log", "format_legacy.log", "format_prefixes.log",
+@pytest.mark.parametrize("name", ["healthy_megatron_long.log", "healthy_local_trainer.log", "format_legacy.log", "format_prefixes.log",
                                   "format_deepspeed.log", "format_bert_sop.log", "format_multirank.log"])  # fmt: skip
 def test_healthy_logs_have_no_findings(name):
     assert diagnose_log(LOGS / name) == []

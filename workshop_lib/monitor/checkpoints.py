@@ -239,6 +239,8 @@ def human_bytes(n: float) -> str:
 def human_seconds(s: float | None) -> str:
     if s is None:
         return "-"
+    if s < 10:
+        return f"{s:.2g}s"
     if s < 120:
         return f"{s:.0f}s"
     if s < 7200:
