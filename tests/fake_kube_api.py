@@ -99,7 +99,9 @@ class FakeKubeAPI:
         self._clock = 0
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
 
     # ---- lifecycle -------------------------------------------------------------------------------
     @property
@@ -312,7 +314,9 @@ class FakeKubeAPI:
                                 }
                             ],
                         },
-                        "spec": _pod_spec(tmpl["spec"], f"node-{i}" if self.pod_phase == "Running" else None),
+                        "spec": _pod_spec(
+                            tmpl["spec"], f"node-{rtype.lower()}-{i}" if self.pod_phase == "Running" else None
+                        ),
                         "status": {
                             "phase": self.pod_phase,
                             "containerStatuses": [
@@ -594,13 +598,9 @@ class FakeKubeAPI:
                 self._notify("DELETED", obj)
         if resource == "pytorchjobs":
             self._delete_pods_of(ns, name)
-        return {
-            "kind": "Status",
-            "apiVersion": "v1",
-            "metadata": {},
-            "status": "Success",
-            "details": {"name": name, "group": group, "kind": resource, "uid": obj["metadata"]["uid"]},
-        }
+        # The API server answers a DELETE with the object as it was deleted (deletionTimestamp set).
+        obj["metadata"]["deletionTimestamp"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+        return obj
 
     def _watch(self, ns: str | None, q: dict[str, str], h) -> None:
         selector = dict(t.split("=", 1) for t in q.get("labelSelector", "").split(",") if "=" in t)
