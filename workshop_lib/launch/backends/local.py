@@ -89,6 +89,14 @@ def local_args(
     return args
 
 
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -119,13 +127,22 @@ class LocalBackend:
 
     def command(self, job: Any) -> list[str]:
         """The argv: the train room's torchrun command with the scaled flags."""
+        flags = flag_tokens(local_args(job.args, read_dataset_info(self.run), self.run, self.train_iters))
         try:
             from ...train.launcher import torchrun_command
-        except ImportError as exc:
-            raise WorkshopError(
-                f"the trainer is not available ({exc}); install workshop_lib with its [train] extra"
-            ) from None
-        flags = flag_tokens(local_args(job.args, read_dataset_info(self.run), self.run, self.train_iters))
+        except ImportError:  # the train room's launcher (INTERFACES.md) not installed: the same argv by hand
+            return [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                f"--nproc_per_node={self.nproc}",
+                "--nnodes=1",
+                "--master_addr=127.0.0.1",
+                f"--master_port={_free_port()}",
+                "-m",
+                "workshop_lib.train",
+                *flags,
+            ]
         return torchrun_command(self.nproc, flags)
 
     def environment(self) -> dict[str, str]:
