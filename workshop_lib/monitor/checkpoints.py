@@ -239,6 +239,8 @@ def human_bytes(n: float) -> str:
 def human_seconds(s: float | None) -> str:
     if s is None:
         return "-"
+    if s < 0.01:
+        return "<0.01s"
     if s < 10:
         return f"{s:.2g}s"
     if s < 120:
