@@ -43,7 +43,11 @@ def build_log(path: Path, iterations: int = 50_000, noise_per_iteration: int = 1
     for i in range(1, iterations + 1):
         for k in range(noise_per_iteration):
             lines.append(NOISE[(i + k) % len(NOISE)].format(r=k % 8))
-        lines.append(LINE.format(m=(i // 60) % 60, s=i % 60, i=i, n=iterations, c=i * 256, loss=2.0 + 8.0 / (1 + i / 100)))
+        lines.append(
+            LINE.format(
+                m=(i // 60) % 60, s=i % 60, i=i, n=iterations, c=i * 256, loss=2.0 + 8.0 / (1 + i / 100)
+            )
+        )
     path.write_text("\n".join(lines) + "\n")
     return len(lines)
 
@@ -90,7 +94,9 @@ def main() -> int:
     table = ["| parser | seconds | lines/s | MB/s |", "|---|---:|---:|---:|"]
     table += [f"| {name} | {t:.3f} | {r:,.0f} | {mb:.1f} |" for name, t, r, mb in rows]
     print("\n".join(table))
-    print(f"speed-up over baseline: {t_naive / t_fast:.2f}x; target {TARGET_LINES_PER_S:,} lines/s: {'met' if ok else 'MISSED'}")
+    print(
+        f"speed-up over baseline: {t_naive / t_fast:.2f}x; target {TARGET_LINES_PER_S:,} lines/s: {'met' if ok else 'MISSED'}"
+    )
     out = Path(__file__).resolve().parent / "results" / "log_parse.md"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(

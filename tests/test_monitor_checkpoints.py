@@ -49,7 +49,10 @@ def test_torch_dist_layout_tracker_sizes_and_age(tmp_path):
     assert r["iterations"] == [100, 200, 300] and r["latest"] == 300 and r["latest_complete"] == 300
     c = r["checkpoints"][0]
     assert c["layout"] == "torch_dist" and c["complete"] and c["shards"] == 4 and c["age_seconds"] == 3600
-    assert c["size_bytes"] == 4 * 1000 + len(json.dumps({"sharded_backend": "torch_dist", "sharded_backend_version": 1})) + 2
+    assert (
+        c["size_bytes"]
+        == 4 * 1000 + len(json.dumps({"sharded_backend": "torch_dist", "sharded_backend_version": 1})) + 2
+    )
     assert r["checkpoints"][2]["is_latest"] and r["problems"] == []
     tier = STORAGE_TIERS["fsx-persistent-250"]
     assert r["save_seconds_estimate"] == pytest.approx(r["checkpoint_bytes"] / (250e6 * 1.2))
@@ -66,7 +69,10 @@ def test_incomplete_checkpoints_are_reported(tmp_path):
     assert by[100]["complete"] and r["latest_complete"] == 100
     assert not by[200]["complete"] and "common.pt missing" in by[200]["problems"]
     assert any("rank(s) [2]" in p for p in by[200]["problems"])
-    assert by[300]["layout"] == "legacy" and (by[300]["tensor_parallel_size"], by[300]["pipeline_parallel_size"]) == (2, 2)
+    assert by[300]["layout"] == "legacy" and (
+        by[300]["tensor_parallel_size"],
+        by[300]["pipeline_parallel_size"],
+    ) == (2, 2)
     assert any("(1, 1)" in p for p in by[300]["problems"])
     assert any("newer than the tracker" in p for p in by[300]["problems"])
 

@@ -16,7 +16,16 @@ LOGS = Path(__file__).parent / "fixtures" / "logs"
 
 
 def test_parse_json_contract(cli):
-    res = cli("monitor", "parse", LOGS / "format_current.log", "--json", "--gpu", "h100-80gb", "--seq-length", "4096")
+    res = cli(
+        "monitor",
+        "parse",
+        LOGS / "format_current.log",
+        "--json",
+        "--gpu",
+        "h100-80gb",
+        "--seq-length",
+        "4096",
+    )
     assert res.code == 0, res.err
     out = json.loads(res.out)  # exactly one object, NaN written as null
     assert {"iterations", "validation", "summary"} <= set(out)

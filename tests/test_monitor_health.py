@@ -26,7 +26,9 @@ def test_nccl_socket_fallback_is_degraded():
 
 
 def test_seed_bad_output_and_no_info_lines():
-    h = nccl_health_lines(["NET/Plugin: Could not find: libnccl-net-aws-ofi-nccl.so", "NET/Socket: Using [0]eth0:10.1.1.203<0>"])
+    h = nccl_health_lines(
+        ["NET/Plugin: Could not find: libnccl-net-aws-ofi-nccl.so", "NET/Socket: Using [0]eth0:10.1.1.203<0>"]
+    )
     assert h.verdict == "degraded"
     assert nccl_health_lines(["iteration 1/ 10 | lm loss: 1.0 |"]).verdict == "unknown"
 
@@ -55,7 +57,13 @@ def test_dmon_many_columns_two_pods_flags_low_gpus():
 
 def test_query_gpu_csv(tmp_path):
     samples = parse_nvidia_smi((FIX / "gpu" / "query_gpu.csv").read_text())
-    assert [(s.gpu, s.sm, s.mem, s.memory_used_mib, s.memory_total_mib) for s in samples][2] == (2, 12.0, 3.0, 35190.0, 40960.0)
+    assert [(s.gpu, s.sm, s.mem, s.memory_used_mib, s.memory_total_mib) for s in samples][2] == (
+        2,
+        12.0,
+        3.0,
+        35190.0,
+        40960.0,
+    )
     out = tmp_path / "gpu.png"
     plot_gpu(gpu_stats(samples), out)
     assert out.stat().st_size > 1000
@@ -76,7 +84,12 @@ def test_collect_from_pods_with_a_fake_api():
         calls.append((name, namespace, kw["command"]))
         return dmon
 
-    text = collect_from_pods("megatron-workshop", label_selector="app=megatron", api=api, stream_fn=fake_stream)
-    assert [c[0] for c in calls] == ["megatron-cpt-techpulse-master-0"] and calls[0][2][:2] == ["nvidia-smi", "dmon"]
+    text = collect_from_pods(
+        "megatron-workshop", label_selector="app=megatron", api=api, stream_fn=fake_stream
+    )
+    assert [c[0] for c in calls] == ["megatron-cpt-techpulse-master-0"] and calls[0][2][:2] == [
+        "nvidia-smi",
+        "dmon",
+    ]
     stats = gpu_stats(parse_nvidia_smi(text))
     assert {s.source for s in stats} == {"megatron-cpt-techpulse-master-0"} and len(stats) == 4

@@ -46,7 +46,11 @@ def test_current_format_timestamps_moe_and_validation():
     js = log.to_json_dict()
     assert js["iterations"][2]["lm_loss"] is None  # JSON: null for NaN, and counted
     assert js["summary"]["nonfinite_loss_iterations"] == [45] and js["summary"]["nan_iterations"] == 1
-    assert js["extra_columns"]["load_balancing_loss"] == [pytest.approx(1.019746), pytest.approx(1.020033), pytest.approx(1.018004)]
+    assert js["extra_columns"]["load_balancing_loss"] == [
+        pytest.approx(1.019746),
+        pytest.approx(1.020033),
+        pytest.approx(1.018004),
+    ]
 
 
 def test_launcher_and_cloud_prefixes():
@@ -59,7 +63,9 @@ def test_launcher_and_cloud_prefixes():
 
 def test_megatron_deepspeed_variant():
     r = parse_log(LOGS / "format_deepspeed.log").records[0]
-    assert r["tflops_per_gpu"] == 71.39 and r["elapsed_ms"] == 3012.9 and r["lm_loss"] == pytest.approx(10.3604)
+    assert (
+        r["tflops_per_gpu"] == 71.39 and r["elapsed_ms"] == 3012.9 and r["lm_loss"] == pytest.approx(10.3604)
+    )
     assert r["consumed_tokens"] == 10485760 and r["actual_seqlen"] == 2048
     assert r["samples_per_second"] == 169.936 and r["tokens_per_gpu_per_second"] == 2719.0
 

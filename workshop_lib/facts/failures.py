@@ -354,7 +354,13 @@ FAILURES: tuple[FailureSignature, ...] = (
     # --- Kubernetes pod events --------------------------------------------------------------------
     FailureSignature(
         "image_pull_error",
-        (r"ErrImagePull", r"ImagePullBackOff", r"Failed to pull image", r"pull access denied", r"manifest unknown"),
+        (
+            r"ErrImagePull",
+            r"ImagePullBackOff",
+            r"Failed to pull image",
+            r"pull access denied",
+            r"manifest unknown",
+        ),
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
         "imagePullSecret) may read the repository.",
@@ -366,8 +372,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\d+/\d+ nodes are available",
             r"FailedScheduling",
         ),
-        "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests "
-        "free.",
+        "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
         "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs.",
     ),

@@ -147,11 +147,15 @@ def scan_checkpoints(
     """The ``workshop checkpoints DIR --json`` object (and the clean-up, when asked)."""
     d = Path(directory)
     if not d.exists():
-        raise UsageError(f"{d}: no such checkpoint directory; pass Megatron's --save directory (e.g. runs/workshop/train/checkpoints)")
+        raise UsageError(
+            f"{d}: no such checkpoint directory; pass Megatron's --save directory (e.g. runs/workshop/train/checkpoints)"
+        )
     if not d.is_dir():
         raise UsageError(f"{d}: not a directory; pass Megatron's --save directory")
     if keep_last is not None and keep_last < 1:
-        raise UsageError(f"--keep-last: {keep_last} must be at least 1 (the newest checkpoint is always kept)")
+        raise UsageError(
+            f"--keep-last: {keep_last} must be at least 1 (the newest checkpoint is always kept)"
+        )
     tier = storage_tier(storage)
     now = time.time() if now is None else now
     infos = []
@@ -167,7 +171,9 @@ def scan_checkpoints(
         if tracker in by_iter:
             by_iter[tracker].is_latest = True
         else:
-            problems.append(f"{TRACKER} points to iteration {tracker}, but iter_{tracker:07d}/ does not exist")
+            problems.append(
+                f"{TRACKER} points to iteration {tracker}, but iter_{tracker:07d}/ does not exist"
+            )
     elif tracker is None and infos:
         problems.append(f"no {TRACKER}: --load will not find these checkpoints (was a save interrupted?)")
     for i in infos:
@@ -194,7 +200,9 @@ def scan_checkpoints(
             "bandwidth_bytes_per_s": tier.bandwidth_bytes_per_s(storage_capacity_tib),
         },
         "checkpoint_bytes": save_bytes,
-        "save_seconds_estimate": tier.seconds_to_write(save_bytes, storage_capacity_tib) if save_bytes else None,
+        "save_seconds_estimate": tier.seconds_to_write(save_bytes, storage_capacity_tib)
+        if save_bytes
+        else None,
     }
     if keep_last is not None:
         keep = {i.iteration for i in infos[-keep_last:]}

@@ -18,9 +18,13 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = msub.add_parser("parse", help="iteration/validation lines of a Megatron log to JSON (or a table)")
     p.add_argument("log", nargs="?", help="the training log (e.g. runs/workshop/train/train.log)")
-    p.add_argument("--tensorboard", metavar="DIR", help="read TensorBoard event files instead of (or without) a log")
+    p.add_argument(
+        "--tensorboard", metavar="DIR", help="read TensorBoard event files instead of (or without) a log"
+    )
     p.add_argument("--gpu", help="GPU model for MFU (a10g, a100-40gb, a100-80gb, h100-80gb, h200, b200)")
-    p.add_argument("--seq-length", type=int, help="sequence length for tokens/s (default: read from the log's arguments)")
+    p.add_argument(
+        "--seq-length", type=int, help="sequence length for tokens/s (default: read from the log's arguments)"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_parse, command="monitor parse")
 
@@ -36,14 +40,20 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plot, command="monitor plot")
 
-    p = msub.add_parser("nccl", help="NCCL/EFA health from NCCL INFO lines: versions, network, GPUDirect, verdict")
+    p = msub.add_parser(
+        "nccl", help="NCCL/EFA health from NCCL INFO lines: versions, network, GPUDirect, verdict"
+    )
     p.add_argument("log")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_nccl, command="monitor nccl")
 
     p = msub.add_parser("gpu", help="GPU utilisation from nvidia-smi dmon / --query-gpu csv output")
-    p.add_argument("file", nargs="?", help="saved nvidia-smi output (omit with --namespace to collect from pods)")
-    p.add_argument("--namespace", help="collect from the pods of this namespace through the Kubernetes exec API")
+    p.add_argument(
+        "file", nargs="?", help="saved nvidia-smi output (omit with --namespace to collect from pods)"
+    )
+    p.add_argument(
+        "--namespace", help="collect from the pods of this namespace through the Kubernetes exec API"
+    )
     p.add_argument("--selector", help="label selector of the pods (with --namespace)")
     p.add_argument("--kubeconfig")
     p.add_argument("--context")
@@ -52,11 +62,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_gpu, command="monitor gpu")
 
-    c = sub.add_parser("checkpoints", help="Megatron checkpoints: iterations, latest, sizes, completeness, clean-up")
+    c = sub.add_parser(
+        "checkpoints", help="Megatron checkpoints: iterations, latest, sizes, completeness, clean-up"
+    )
     c.add_argument("directory", help="Megatron's --save directory")
     c.add_argument("--keep-last", type=int, metavar="N", help="plan removing all but the newest N (dry run)")
     c.add_argument("--delete", action="store_true", help="with --keep-last: really delete")
-    c.add_argument("--storage", default=None, help="storage tier for the save-time estimate (default fsx-persistent-250)")
+    c.add_argument(
+        "--storage", default=None, help="storage tier for the save-time estimate (default fsx-persistent-250)"
+    )
     c.add_argument("--storage-capacity-tib", type=float, help="file system size in TiB (default: the tier's)")
     c.add_argument("--json", action="store_true")
     c.set_defaults(func=_checkpoints, command="checkpoints")
@@ -91,7 +105,9 @@ def _parse(args) -> int:
         _out(log.to_json_dict())
         return 0
     s = log.summary
-    print(f"{s['iterations_logged']} iterations logged ({_fmt(s['first_iteration'])}..{_fmt(s['last_iteration'])} of {_fmt(s['train_iters'])})")
+    print(
+        f"{s['iterations_logged']} iterations logged ({_fmt(s['first_iteration'])}..{_fmt(s['last_iteration'])} of {_fmt(s['train_iters'])})"
+    )
     print(f"loss: last {_fmt(s['last_loss'])}, best {_fmt(s['best_loss'])} at {_fmt(s['best_loss_iteration'])}, "
           f"smoothed {_fmt(s['smoothed_loss'])}, trend {s['loss_trend'] or '-'}")  # fmt: skip
     print(f"speed: {_fmt(s['mean_elapsed_ms'], '.1f')} ms/iteration, {_fmt(s['mean_tflops_per_gpu'], '.1f')} TFLOP/s/GPU, "

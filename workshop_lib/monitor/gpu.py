@@ -121,7 +121,11 @@ def parse_nvidia_smi(text: str) -> list[GpuSample]:
                 if key:
                     rec[key] = _value(cell)
             if rec.get("gpu") is not None:
-                samples.append(GpuSample(source, int(rec["gpu"]), rec.get("sm"), rec.get("mem"), rec.get("memory_used_mib")))
+                samples.append(
+                    GpuSample(
+                        source, int(rec["gpu"]), rec.get("sm"), rec.get("mem"), rec.get("memory_used_mib")
+                    )
+                )
     return samples
 
 
@@ -153,7 +157,9 @@ def gpu_report(text: str, threshold: float = LOW_GPU_UTIL_PERCENT) -> dict[str, 
         names = ", ".join(f"{s.source + ':' if s.source else ''}GPU{s.gpu} ({s.sm_mean:.0f}%)" for s in low)
         verdict = f"LOW: {len(low)} of {len(stats)} GPUs under {threshold:.0f}% SM utilisation: {names}."
     else:
-        mean = sum(s.sm_mean for s in stats if s.sm_mean is not None) / max(1, sum(s.sm_mean is not None for s in stats))
+        mean = sum(s.sm_mean for s in stats if s.sm_mean is not None) / max(
+            1, sum(s.sm_mean is not None for s in stats)
+        )
         verdict = f"OK: {len(stats)} GPUs, mean SM utilisation {mean:.0f}% (healthy training is 70-95%)."
     return {
         "gpus": [asdict(s) for s in stats],
@@ -168,11 +174,15 @@ def gpu_report(text: str, threshold: float = LOW_GPU_UTIL_PERCENT) -> dict[str, 
 def read_gpu_file(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if not p.is_file():
-        raise UsageError(f"{p}: no such file; save `nvidia-smi dmon -s u -c 12` or `nvidia-smi --query-gpu=index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv` output to it")
+        raise UsageError(
+            f"{p}: no such file; save `nvidia-smi dmon -s u -c 12` or `nvidia-smi --query-gpu=index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv` output to it"
+        )
     return p.read_text(encoding="utf-8", errors="replace")
 
 
-def plot_gpu(stats: list[GpuStat], out: str | os.PathLike[str] | None = None, threshold: float = LOW_GPU_UTIL_PERCENT):
+def plot_gpu(
+    stats: list[GpuStat], out: str | os.PathLike[str] | None = None, threshold: float = LOW_GPU_UTIL_PERCENT
+):
     """Bar chart of SM and memory utilisation per GPU; returns the matplotlib Figure."""
     import matplotlib
 
@@ -185,7 +195,9 @@ def plot_gpu(stats: list[GpuStat], out: str | os.PathLike[str] | None = None, th
     xs = range(len(stats))
     ax.bar([x - 0.2 for x in xs], [s.sm_mean or 0 for s in stats], width=0.4, label="SM %",
            color=["tab:red" if s.low else "tab:green" for s in stats])  # fmt: skip
-    ax.bar([x + 0.2 for x in xs], [s.mem_mean or 0 for s in stats], width=0.4, label="memory %", color="tab:blue")
+    ax.bar(
+        [x + 0.2 for x in xs], [s.mem_mean or 0 for s in stats], width=0.4, label="memory %", color="tab:blue"
+    )
     ax.axhline(threshold, color="grey", linestyle="--", linewidth=1, label=f"{threshold:.0f}% threshold")
     ax.set_xticks(list(xs), labels, rotation=45 if len(stats) > 8 else 0)
     ax.set_ylim(0, 100)
@@ -238,7 +250,13 @@ def collect_from_pods(
 
     chunks = []
     for name in pods:
-        kwargs = {"command": command or DMON_COMMAND, "stderr": True, "stdin": False, "stdout": True, "tty": False}
+        kwargs = {
+            "command": command or DMON_COMMAND,
+            "stderr": True,
+            "stdin": False,
+            "stdout": True,
+            "tty": False,
+        }
         if container:
             kwargs["container"] = container
         out = stream_fn(api.connect_get_namespaced_pod_exec, name, namespace, **kwargs)

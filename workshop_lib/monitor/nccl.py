@@ -124,7 +124,10 @@ def _verdict(h: NcclHealth) -> tuple[str, str]:
             "Fix: aws-ofi-nccl on LD_LIBRARY_PATH, vpc.amazonaws.com/efa requested, hostNetwork: true."
         )
     if h.nccl_info_lines == 0 and h.nccl_version is None:
-        return "unknown", "UNKNOWN: no NCCL INFO lines; run once with NCCL_DEBUG=INFO to see the network NCCL picks."
+        return (
+            "unknown",
+            "UNKNOWN: no NCCL INFO lines; run once with NCCL_DEBUG=INFO to see the network NCCL picks.",
+        )
     return "unknown", f"UNKNOWN: NCCL {h.nccl_version or '?'} logged, but not which network it uses."
 
 

@@ -217,7 +217,9 @@ class ParsedLog:
         import pandas as pd
 
         rows = self.validation if split == "validation" else self.test
-        return pd.DataFrame(rows, columns=list(VALIDATION_KEYS) + sorted({k for r in rows for k in r} - set(VALIDATION_KEYS)))
+        return pd.DataFrame(
+            rows, columns=list(VALIDATION_KEYS) + sorted({k for r in rows for k in r} - set(VALIDATION_KEYS))
+        )
 
     @property
     def summary(self) -> dict[str, Any]:
@@ -347,7 +349,9 @@ class LogFollower:
     log) restarts parsing from the beginning of the new file.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None):
+    def __init__(
+        self, path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None
+    ):
         self.path = Path(path)
         self._gpu = gpu
         self._seq_length = seq_length
@@ -398,13 +402,17 @@ def check_log_path(path: str | os.PathLike[str]) -> Path:
     """The path, or a UsageError that says what to do."""
     p = Path(path)
     if not p.exists():
-        raise UsageError(f"{p}: no such log file; pass the trainer's log (e.g. runs/workshop/train/train.log)")
+        raise UsageError(
+            f"{p}: no such log file; pass the trainer's log (e.g. runs/workshop/train/train.log)"
+        )
     if p.is_dir():
         raise UsageError(f"{p}: is a directory; pass the log file inside it (e.g. {p}/train.log)")
     return p
 
 
-def parse_log(path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None) -> ParsedLog:
+def parse_log(
+    path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None
+) -> ParsedLog:
     """Parse a whole log file (the one-shot twin of :class:`LogFollower`)."""
     p = check_log_path(path)
     if gpu is not None:
@@ -465,7 +473,11 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
     iters = [r["iteration"] for r in recs]
     losses = [r.get("lm_loss") for r in recs]
     finite = [(r["iteration"], r["lm_loss"]) for r in recs if _finite(r.get("lm_loss"))]
-    nonfinite = [r["iteration"] for r in recs if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])]
+    nonfinite = [
+        r["iteration"]
+        for r in recs
+        if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])
+    ]
     smoothed = smooth([v if v is not None else math.nan for v in losses])
     smoothed_last = next((v for v in reversed(smoothed) if math.isfinite(v)), None)
     trend, per_1k = _trend(iters, losses)

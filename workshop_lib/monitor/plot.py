@@ -40,13 +40,17 @@ def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
     """Scalars from TensorBoard event files under ``directory`` as a ParsedLog."""
     d = Path(directory)
     if not d.exists():
-        raise UsageError(f"{d}: no such TensorBoard directory; pass Megatron's --tensorboard-dir (e.g. runs/workshop/train/tensorboard)")
+        raise UsageError(
+            f"{d}: no such TensorBoard directory; pass Megatron's --tensorboard-dir (e.g. runs/workshop/train/tensorboard)"
+        )
     try:
         from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
     except ImportError as exc:
         from ..errors import WorkshopError
 
-        raise WorkshopError("reading TensorBoard files needs the tensorboard package: pip install tensorboard") from exc
+        raise WorkshopError(
+            "reading TensorBoard files needs the tensorboard package: pip install tensorboard"
+        ) from exc
 
     runs = sorted({p.parent for p in d.rglob("events.out.tfevents.*")})
     if not runs:
@@ -66,7 +70,9 @@ def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
                 target = test if tag == TB_TEST_TAG else val
                 key = "lm_loss_ppl" if tag == TB_VALIDATION_PPL_TAG else "lm_loss"
                 for e in events:
-                    target.setdefault(e.step, {"iteration": e.step, "lm_loss": None, "lm_loss_ppl": None})[key] = e.value
+                    target.setdefault(e.step, {"iteration": e.step, "lm_loss": None, "lm_loss_ppl": None})[
+                        key
+                    ] = e.value
                 continue
             col = TB_TAGS.get(tag)
             if col is None:
@@ -84,7 +90,9 @@ def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
                      source=str(d))  # fmt: skip
 
 
-def plot_training(log: ParsedLog, out: str | os.PathLike[str] | None = None, *, title: str | None = None, fig=None):
+def plot_training(
+    log: ParsedLog, out: str | os.PathLike[str] | None = None, *, title: str | None = None, fig=None
+):
     """Draw the curves; save to ``out`` (PNG) when given. Returns the matplotlib Figure."""
     import matplotlib
 
@@ -94,7 +102,9 @@ def plot_training(log: ParsedLog, out: str | os.PathLike[str] | None = None, *, 
 
     recs = log.records
     if not recs:
-        raise UsageError(f"{log.source or 'log'}: no iteration lines to plot; has training started (look for 'iteration N/ M |')?")
+        raise UsageError(
+            f"{log.source or 'log'}: no iteration lines to plot; has training started (look for 'iteration N/ M |')?"
+        )
     if fig is None:
         fig = plt.figure(figsize=(13, 7))
     fig.clf()
@@ -116,7 +126,13 @@ def plot_training(log: ParsedLog, out: str | os.PathLike[str] | None = None, *, 
         ax.plot([v["iteration"] for v in log.validation], [v["lm_loss"] for v in log.validation], "o",
                 color="tab:orange", label="validation")  # fmt: skip
     if log.test:
-        ax.plot([v["iteration"] for v in log.test], [v["lm_loss"] for v in log.test], "s", color="tab:green", label="test")
+        ax.plot(
+            [v["iteration"] for v in log.test],
+            [v["lm_loss"] for v in log.test],
+            "s",
+            color="tab:green",
+            label="test",
+        )
     ax.set_title("loss" + (f" ({len(bad)} NaN/Inf)" if bad else ""))
     ax.legend(fontsize=8)
     extra_losses = [c for c in log.extra_columns if c.endswith("loss") and c != "lm_loss"]

@@ -33,7 +33,11 @@ class LivePlot:
 
     def done(self) -> bool:
         recs = self.log.records
-        return bool(recs) and recs[-1]["train_iters"] is not None and recs[-1]["iteration"] >= recs[-1]["train_iters"]
+        return (
+            bool(recs)
+            and recs[-1]["train_iters"] is not None
+            and recs[-1]["iteration"] >= recs[-1]["train_iters"]
+        )
 
     def update(self) -> bool:
         """Read new bytes; redraw if there are new iterations. Returns whether it redrew."""
