@@ -152,6 +152,19 @@ FAILURES: tuple[FailureSignature, ...] = (
         "checkpoint saves or evaluation legitimately take long.",
     ),
     FailureSignature(
+        "nccl_peer_connection_closed",
+        (
+            r"NCCL WARN socketProgress: Connection closed by remote peer",
+            r"NCCL WARN .*Connection reset by peer",
+            r"NCCL WARN Net : Connection closed by remote peer",
+        ),
+        "Another rank's process went away in the middle of a collective: this line is a consequence; the "
+        "cause is the first error of the rank that died (OOM, Xid, a crash, a pod evicted).",
+        "Look for the earliest error across all pods' logs (`workshop logs` keeps every rank) and diagnose "
+        "that one; `kubectl describe pod` shows OOMKilled or evictions.",
+        severity="warning",
+    ),
+    FailureSignature(
         "rendezvous_timeout",
         (
             r"DistStoreError: Timed out after \d+ seconds waiting for",
