@@ -10,7 +10,9 @@ explicit adaptations installed by :func:`use_cpu` (and only there):
   asserts expect (``torch.cuda.FloatTensor``), and ``torch.cuda.current_device`` that answers
   device 0 (which the mode then maps to the CPU), and ``torch.cuda.synchronize`` a no-op;
 * :class:`CpuRNGStatesTracker`, megatron-core's RNG tracker on the CPU generator, so tensor-parallel
-  dropout and initialisation forks work and their states go into checkpoints.
+  dropout and initialisation forks work and their states go into checkpoints; activation
+  recomputation's save/restore of the CUDA generator becomes a no-op (the CPU generator, which it
+  also saves, is the one in use).
 
 Nothing is patched when CUDA is present.
 """
@@ -141,6 +143,15 @@ def use_cpu() -> None:
 
     mcore_random._CUDA_RNG_STATE_TRACKER = CpuRNGStatesTracker()
     mcore_random._CUDA_RNG_STATE_TRACKER_INITIALIZED = True
+    # Activation recomputation saves and restores the CUDA generator around the recomputed forward;
+    # on the CPU the CPU generator (which it saves too) is the only one.
+    mcore_random._get_cuda_rng_state = lambda *args, **kwargs: torch.get_rng_state()
+    mcore_random._set_cuda_rng_state = lambda *args, **kwargs: None
+    # megatron-core 0.16's MoE router refers to TE's GEMM even when TE is absent; name it None.
+    from megatron.core.transformer.moe import moe_utils
+
+    if not hasattr(moe_utils, "te_general_gemm"):
+        moe_utils.te_general_gemm = None
     _cpu_mode = CpuDeviceMode()
     _cpu_mode.__enter__()
 

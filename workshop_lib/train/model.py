@@ -42,6 +42,10 @@ def transformer_config(args: argparse.Namespace, device: Device):
         raise UsageError("--fp8-format needs Transformer Engine on GPUs (Hopper or newer); drop it here")
     if args.context_parallel_size > 1 and not use_te:
         raise UsageError("--context-parallel-size > 1 needs Transformer Engine attention on GPUs")
+    if args.num_experts and args.moe_token_dispatcher_type == "alltoall" and not device.cuda:
+        raise UsageError(
+            "--moe-token-dispatcher-type alltoall needs CUDA streams; on CPU use --moe-token-dispatcher-type allgather"
+        )
     if args.moe_grouped_gemm and not use_te:
         raise UsageError("--moe-grouped-gemm needs Transformer Engine on GPUs; drop it here")
     dtype = dtype_of(args)
