@@ -195,7 +195,7 @@ class IndexedDatasetWriter:
             return
         if flat.dtype != self.dtype:
             flat = flat.astype(self.dtype)
-        self._bin.write(flat.tobytes())
+        self._bin.write(np.ascontiguousarray(flat).data)  # the buffer itself, no copy
         nonempty = lengths > 0
         self._len.write(lengths[nonempty].astype(np.int32).tobytes())
         self._doc.write((self.sequences + np.cumsum(nonempty, dtype=np.int64)).tobytes())

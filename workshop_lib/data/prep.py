@@ -30,7 +30,7 @@ import numpy as np
 
 from ..errors import UsageError
 from .indexed import IndexedDatasetWriter, optimal_dtype
-from .reader import BadLine, Chunk, expand_inputs, file_size, iter_chunks, looks_clean, parse_chunk
+from .reader import BadLine, Chunk, expand_inputs, file_size, iter_chunks, parse_chunk
 from .tokenizer import TokenizerAdapter
 
 MAX_PRINTED_BAD_LINES = 20
@@ -41,11 +41,13 @@ def output_prefix_for(prefix: str | Path, key: str) -> str:
     return f"{prefix}_{key}_document"
 
 
-def append_eod(flat: np.ndarray, lengths: np.ndarray, eod: int) -> tuple[np.ndarray, np.ndarray]:
-    """Append ``eod`` to every non-empty document (empty ones stay empty, as upstream)."""
+def append_eod(
+    flat: np.ndarray, lengths: np.ndarray, eod: int, dtype: type[np.number] | None = None
+) -> tuple[np.ndarray, np.ndarray]:
+    """Append ``eod`` to every non-empty document (empty ones stay empty, as upstream), casting to ``dtype``."""
     nonempty = lengths > 0
     new_lengths = lengths + nonempty
-    out = np.empty(int(new_lengths.sum()), dtype=flat.dtype)
+    out = np.empty(int(new_lengths.sum()), dtype=dtype or flat.dtype)
     eod_at = np.cumsum(new_lengths)[nonempty] - 1
     keep = np.ones(len(out), dtype=bool)
     keep[eod_at] = False
@@ -220,7 +222,7 @@ def prep_data(
             for k in keys:
                 flat, lengths = encoded[k]
                 if append_eod_token:
-                    flat, lengths = append_eod(flat, lengths, tokenizer.eod)
+                    flat, lengths = append_eod(flat, lengths, tokenizer.eod, dtype)
                 writers[k].add_documents(flat, lengths)
             n_docs = len(encoded[keys[0]][1])
             result.documents += n_docs
@@ -260,7 +262,7 @@ def prep_data(
 
 def _encode_fast(tok: TokenizerAdapter, chunk: Chunk, path: str, keys: list[str]) -> dict | None:
     """Encode a chunk with gigatoken reading the JSON; None if any line may be bad (strict path then)."""
-    if not looks_clean(chunk):
+    if not chunk.clean:
         return None
     out = {}
     for k in keys:
