@@ -93,3 +93,11 @@ def test_collect_from_pods_with_a_fake_api():
     ]
     stats = gpu_stats(parse_nvidia_smi(text))
     assert {s.source for s in stats} == {"megatron-cpt-techpulse-master-0"} and len(stats) == 4
+
+
+def test_dmon_with_date_and_time_columns():
+    stats = gpu_stats(parse_nvidia_smi((FIX / "gpu" / "dmon_with_time.txt").read_text()))
+    assert [(s.gpu, s.samples, s.sm_mean, s.mem_mean, s.low) for s in stats] == [
+        (0, 2, 43.0, 19.0, True),
+        (1, 2, 92.0, 70.5, False),
+    ]

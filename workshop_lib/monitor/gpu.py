@@ -91,9 +91,7 @@ def parse_nvidia_smi(text: str) -> list[GpuSample]:
             continue
         if stripped.startswith("#"):
             cols = stripped.lstrip("#").split()
-            if cols and cols[0].lower() in ("gpu", "idx") and len(cols) > 1 and not cols[1].startswith("%"):
-                if cols[0].lower() == "idx" and all(c in ("%", "W", "C", "MB", "MHz", "Idx") for c in cols):
-                    continue  # the units line
+            if "gpu" in cols:  # the header; the units line below it says "Idx" instead
                 dmon_cols[source] = [c.lower() for c in cols]
             continue
         if "," in stripped and ("utilization" in stripped or "index" in stripped):
@@ -113,19 +111,19 @@ def parse_nvidia_smi(text: str) -> list[GpuSample]:
         if source in dmon_cols:
             cells = stripped.split()
             cols = dmon_cols[source]
-            if len(cells) < len(cols) or not cells[0].isdigit():
+            gpu_at = cols.index("gpu")
+            if len(cells) < len(cols) or not cells[gpu_at].isdigit():
                 continue
             rec = {}
             for name, cell in zip(cols, cells, strict=False):
                 key = _DMON_FIELDS.get(name)
                 if key:
                     rec[key] = _value(cell)
-            if rec.get("gpu") is not None:
-                samples.append(
-                    GpuSample(
-                        source, int(rec["gpu"]), rec.get("sm"), rec.get("mem"), rec.get("memory_used_mib")
-                    )
+            samples.append(
+                GpuSample(
+                    source, int(cells[gpu_at]), rec.get("sm"), rec.get("mem"), rec.get("memory_used_mib")
                 )
+            )
     return samples
 
 
