@@ -129,3 +129,31 @@ def test_every_rule_has_a_reason_and_a_fix():
     for r in RULES:
         assert r.severity in ("error", "warning") and len(r.reason) > 20 and r.fix
     assert len(check.rules_table()) == len(RULES)
+
+
+def test_training_flags_are_checked_by_the_calculator():
+    pytest.importorskip("workshop_lib.plan.api")
+    ours = {r.rule for r in RULES}
+
+    def plan_findings(**changes):
+        found = check.check_job(jobspec.from_dict({**BASE, "args": {**BASE["args"], **changes}}))
+        plan = [f for f in found if f.rule not in ours]
+        assert all(set(f.to_dict()) == {"severity", "rule", "message", "fix"} and f.fix for f in plan)
+        return plan
+
+    assert plan_findings() == []
+    plan = plan_findings(**{"global-batch-size": 511})  # DP = 16 / TP 2 = 8 does not divide 511
+    assert any(f.severity == "error" and "511" in f.message for f in plan), plan
+    plan = plan_findings(**{"tensor-model-parallel-size": 16})  # TP across the 8-GPU nodes
+    assert any("TP=16" in f.message for f in plan), plan
+
+
+def test_plan_room_absent_is_a_warning_not_a_crash(monkeypatch):
+    import sys
+
+    import workshop_lib.plan
+
+    monkeypatch.delattr(workshop_lib.plan, "api", raising=False)
+    monkeypatch.setitem(sys.modules, "workshop_lib.plan.api", None)  # import now raises ImportError
+    (f,) = check.check_plan(jobspec.from_dict(BASE))
+    assert (f.severity, f.rule) == ("warning", "plan-unavailable")
