@@ -12,6 +12,7 @@ very next sample.
 from __future__ import annotations
 
 import argparse
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,7 +44,9 @@ def _split_bounds(weights: list[float], n: int) -> list[tuple[int, int] | None]:
 
 def check_split_plan(args: argparse.Namespace) -> dict:
     """Verify every prefix and split can deliver samples; returns a summary for the log."""
-    from megatron.core.datasets.indexed_dataset import IndexedDataset
+    with warnings.catch_warnings():  # megatron-core's import notes that Apex/TE are missing
+        warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")
+        from megatron.core.datasets.indexed_dataset import IndexedDataset
 
     prefixes, _weights = args.blend
     wanted = target_samples(args)

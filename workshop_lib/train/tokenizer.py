@@ -28,7 +28,8 @@ class TokenizerInfo:
 
     @property
     def pad(self) -> int:
-        return self.eod
+        """No pad token: pre-training samples are packed, so -1 (megatron-core's own placeholder)."""
+        return -1
 
     @property
     def unique_identifiers(self) -> dict:
