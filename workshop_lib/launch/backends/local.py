@@ -89,14 +89,6 @@ def local_args(
     return args
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def _alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -127,31 +119,16 @@ class LocalBackend:
 
     def command(self, job: Any) -> list[str]:
         """The argv: the train room's torchrun command with the scaled flags."""
+        from ...train.launcher import torchrun_command
+
         flags = flag_tokens(local_args(job.args, read_dataset_info(self.run), self.run, self.train_iters))
-        try:
-            from ...train.launcher import torchrun_command
-        except ImportError:  # the train room's launcher (INTERFACES.md) not installed: the same argv by hand
-            return [
-                sys.executable,
-                "-m",
-                "torch.distributed.run",
-                f"--nproc_per_node={self.nproc}",
-                "--nnodes=1",
-                "--master_addr=127.0.0.1",
-                f"--master_port={_free_port()}",
-                "-m",
-                "workshop_lib.train",
-                *flags,
-            ]
         return torchrun_command(self.nproc, flags)
 
     def environment(self) -> dict[str, str]:
-        try:
-            from ...train.launcher import local_env
+        """The CPU/gloo environment of the train room (thread caps, unbuffered output)."""
+        from ...train.launcher import local_env
 
-            return local_env(os.environ)
-        except ImportError:
-            return dict(os.environ)
+        return local_env(os.environ, nproc_per_node=self.nproc)
 
     def _state(self) -> dict[str, Any] | None:
         try:
