@@ -10,7 +10,7 @@ parameters; TE fuses the norms into the following linear layers but keeps their 
 * ``q_layernorm``/``k_layernorm`` over ``head_dim`` with ``--qk-layernorm``;
 * MLP: ``fc1`` ``h x ffn`` (``h x 2 ffn`` with SwiGLU: gate and up stacked) + bias, ``fc2``
   ``ffn x h`` + bias ``h`` (not split by TP);
-* MoE layer: the router ``experts x h`` (no bias), ``experts`` MLPs of ``--moe-ffn-hidden-size``,
+* MoE layer: the router ``experts x h`` (+ ``experts`` bias unless ``--disable-bias-linear``), ``experts`` MLPs of ``--moe-ffn-hidden-size``,
   and a shared-expert MLP of ``--moe-shared-expert-intermediate-size`` when given.
 
 Around the layers: word embeddings ``padded_vocab x h`` (split over TP by vocabulary rows),
@@ -74,7 +74,7 @@ def layer_params(m: ModelConfig, moe: bool, tp: int = 1, etp: int = 1, ep: int =
         mt, mg = mlp_params(m, m.ffn, tp)
         return LayerParams(attn_total + norm + mt, attn_gpu + norm + mg, 0, 0, 0)
     e = int(m.num_experts or 0)
-    router = e * m.hidden_size
+    router = e * m.hidden_size + (e if m.add_bias_linear else 0)
     one_t, one_g = mlp_params(m, m.moe_ffn, etp)
     shared_t = shared_g = 0
     if m.moe_shared_expert_intermediate_size:
