@@ -22,7 +22,9 @@ import sys
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -34,6 +36,7 @@ from .reader import BadLine, Chunk, expand_inputs, file_size, iter_chunks, parse
 from .tokenizer import TokenizerAdapter
 
 MAX_PRINTED_BAD_LINES = 20
+ENCODE_IN_FLIGHT = 2  # chunks the engine encodes at the same time
 
 
 def output_prefix_for(prefix: str | Path, key: str) -> str:
@@ -89,22 +92,37 @@ class PrepResult:
         }
 
 
+STAGE_SLOTS = 8  # > chunks that can be staged but not yet encoded: queue (2) + encoding (2) + staging (1)
+
+
 def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Iterator[tuple[Chunk, str | None]]:
-    """Chunks of every file; with ``use_files``, each also as a path the engine can read."""
+    """Chunks of every file; with ``use_files``, each also as a path the engine can read.
+
+    A chunk of a larger file is copied into one of a few staging files that are rewritten in place
+    (their page-cache pages are reused, which is much cheaper than writing new files).
+    """
     staged = 0
-    for f in files:
-        for chunk in iter_chunks(f):
-            path = None
-            if use_files:
-                if chunk.whole_file:
-                    path = str(f)
-                else:
-                    # the prefetch queue holds at most 2 chunks, plus one in use and one being written
-                    path = str(stage_dir / f"chunk{staged % 5}.jsonl")
-                    staged += 1
-                    with open(path, "wb") as fh:
+    slots: dict[int, object] = {}
+    try:
+        for f in files:
+            for chunk in iter_chunks(f):
+                path = None
+                if use_files:
+                    if chunk.whole_file:
+                        path = str(f)
+                    else:
+                        slot = staged % STAGE_SLOTS
+                        staged += 1
+                        path = str(stage_dir / f"chunk{slot}.jsonl")
+                        fh = slots.get(slot) or slots.setdefault(slot, open(path, "w+b"))  # noqa: SIM115
+                        fh.seek(0)
                         fh.write(chunk.data)
-            yield chunk, path
+                        fh.truncate()
+                        fh.flush()
+                yield chunk, path
+    finally:
+        for fh in slots.values():
+            fh.close()
 
 
 def _prefetch(it: Iterator, depth: int = 2) -> Iterator:
@@ -201,11 +219,24 @@ def prep_data(
     try:
         done_disk = 0
         last_file = None
-        for chunk, path in _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir)):
-            encoded = _encode_fast(tokenizer, chunk, path, keys) if path else None
-            if encoded is None:
-                texts, bad = parse_chunk(chunk, keys)
-                if bad:
+        # Two chunks are encoded at once (the engine releases the GIL), so one call's ramp-up and
+        # tail overlap the other's work; results are handled strictly in input order.
+        pool = ThreadPoolExecutor(max_workers=ENCODE_IN_FLIGHT, thread_name_prefix="prep-data-encode")
+        pending: deque = deque()
+        try:
+            chunks = _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir))
+            while True:
+                item = next(chunks, None)
+                if item is not None:
+                    pending.append((item[0], pool.submit(_encode_chunk, tokenizer, item[0], item[1], keys)))
+                if not pending or (item is not None and len(pending) < ENCODE_IN_FLIGHT):
+                    if item is None:
+                        break
+                    continue
+                chunk, future = pending.popleft()
+                encoded, bad = future.result()
+                if encoded is None:  # the strict path found bad lines
+                    texts, bad = bad
                     if on_bad_line == "fail":
                         raise UsageError(
                             f"{bad[0]}; fix the line or pass --on-bad-line skip (nothing was written)"
@@ -215,24 +246,29 @@ def prep_data(
                         if printed < MAX_PRINTED_BAD_LINES:
                             _write(bar, f"prep-data: skipped {b}")
                         printed += 1
-                encoded = {k: tokenizer.encode(texts[k]) for k in keys}
-                result.slow_chunks += 1
-            else:
-                result.fast_chunks += 1
-            for k in keys:
-                flat, lengths = encoded[k]
-                if append_eod_token:
-                    flat, lengths = append_eod(flat, lengths, tokenizer.eod, dtype)
-                writers[k].add_documents(flat, lengths)
-            n_docs = len(encoded[keys[0]][1])
-            result.documents += n_docs
-            result.input_bytes += len(chunk.data)
-            if bar is not None:
-                if chunk.file != last_file:
-                    last_file, done_disk = chunk.file, bar.n
-                bar.update(max(0, done_disk + chunk.disk_bytes - bar.n))
-                elapsed = max(time.perf_counter() - start, 1e-9)
-                bar.set_postfix_str(f"{result.documents / elapsed:,.0f} docs/s", refresh=False)
+                    encoded = {k: tokenizer.encode(texts[k]) for k in keys}
+                if bad is None:
+                    result.fast_chunks += 1
+                else:
+                    result.slow_chunks += 1
+                for k in keys:
+                    flat, lengths = encoded[k]
+                    if append_eod_token:
+                        flat, lengths = append_eod(flat, lengths, tokenizer.eod, dtype)
+                    writers[k].add_documents(flat, lengths)
+                result.documents += len(encoded[keys[0]][1])
+                result.input_bytes += len(chunk.data)
+                if bar is not None:
+                    if chunk.file != last_file:
+                        last_file, done_disk = chunk.file, bar.n
+                    bar.update(max(0, done_disk + chunk.disk_bytes - bar.n))
+                    elapsed = max(time.perf_counter() - start, 1e-9)
+                    bar.set_postfix_str(f"{result.documents / elapsed:,.0f} docs/s", refresh=False)
+                del chunk, future, encoded
+        finally:
+            for _, f in pending:
+                f.cancel()
+            pool.shutdown(wait=True, cancel_futures=True)
         if printed > MAX_PRINTED_BAD_LINES:
             _write(
                 bar,
@@ -260,17 +296,22 @@ def prep_data(
     return result
 
 
-def _encode_fast(tok: TokenizerAdapter, chunk: Chunk, path: str, keys: list[str]) -> dict | None:
-    """Encode a chunk with gigatoken reading the JSON; None if any line may be bad (strict path then)."""
-    if not chunk.clean:
-        return None
-    out = {}
-    for k in keys:
-        flat, lengths = tok.encode_jsonl(path, k)
-        if len(lengths) != chunk.lines:
-            return None
-        out[k] = (flat, lengths)
-    return out
+def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: list[str]):
+    """Encode one chunk: ``(encoded, None)`` on the fast path, ``(encoded, [])`` on the strict path when
+    all lines are good, or ``(None, (texts, bad_lines))`` when some are bad (the caller decides)."""
+    if path and chunk.clean:
+        out = {}
+        for k in keys:
+            flat, lengths = tok.encode_jsonl(path, k)
+            if len(lengths) != chunk.lines:
+                break
+            out[k] = (flat, lengths)
+        else:
+            return out, None
+    texts, bad = parse_chunk(chunk, keys)
+    if bad:
+        return None, (texts, bad)
+    return {k: tok.encode(texts[k]) for k in keys}, []
 
 
 def _progress_bar(total: int, enabled: bool):
