@@ -403,3 +403,30 @@ def test_tiktokenizer_megatron_json_and_openai_file(tmp_path, cli):
     t2 = load_tokenizer("TikTokenizer", oa)
     assert t2.decode(t2.encode(["caf\u00e9 \U0001f389"])[0]) == "caf\u00e9 \U0001f389"
     assert t2.eod == t2.reference.eot_token
+
+
+@pytest.mark.parametrize(
+    "data,expected",
+    [
+        (b'{"a":1}\n{"b":2}\n', (2, True)),
+        (b'{"a":1}\r\n{"b":2}\r\n', (2, True)),
+        (b'{"a":1}\n{"b":2}', (2, True)),
+        (b'{"a":1}\n\n{"b":2}\n', (3, False)),
+        (b'{"a":1} junk\n', (1, False)),
+        (b"\n", (1, False)),
+        (b"", (0, True)),
+    ],
+)
+def test_scan_lines_counts_lines_and_spots_lines_not_ending_in_a_brace(data, expected):
+    assert reader.scan_lines(data) == expected
+
+
+def test_trailing_data_crlf_and_missing_final_newline(tmp_path, tok):
+    src = tmp_path / "mixed.jsonl"
+    src.write_bytes(b'{"text": "one"}\r\n{"text": "two"} trailing\r\n{"text": "three"}')
+    res = prep_data([str(src)], tmp_path / "o", tok, progress=False)
+    assert res.documents == 2 and [(b.line, b.reason.split(" (")[0]) for b in res.bad_lines] == [
+        (2, "not JSON")
+    ]
+    ds = IndexedDatasetReader(tmp_path / "o_text_document")
+    assert [tok.decode(ds.document(i)) for i in range(2)] == ["one", "three"]
