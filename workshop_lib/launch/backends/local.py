@@ -163,7 +163,7 @@ class LocalBackend:
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        self._proc = proc
+        self._proc = proc  # keep the handle: the runner is reaped (not a zombie) while this process lives
         deadline = time.time() + 10
         while (
             (self._state() or {}).get("state") == "Pending" and time.time() < deadline and proc.poll() is None
@@ -185,6 +185,8 @@ class LocalBackend:
         phase = st.get("state", "NotFound")
         if phase == "Running" and not _alive(st["pid"]):
             phase, st["reason"] = "Failed", "the local run stopped without recording how it ended"
+        elif phase == "Pending" and time.time() - st.get("started", 0) > 60:
+            phase, st["reason"] = "Failed", f"the local runner never started; see {self.state_file}"
         pods = []
         if st:
             pods = [
