@@ -97,3 +97,31 @@ def test_defaults_and_hyperpod_prefix():
         "kubernetes",
     )
     assert spec.instance.name == "p5.48xlarge" and spec.nics_per_node == 32
+
+
+@pytest.mark.parametrize("backend", [None, "local"])
+def test_the_plan_rooms_job_file_loads_renders_and_checks_clean(backend, tmp_path):
+    jobfile = pytest.importorskip("workshop_lib.plan.jobfile")
+    from workshop_lib.launch import check, render
+
+    flags = {
+        k: v for k, v in BASE["args"].items() if k not in ("data-path", "tokenizer-model", "save", "load")
+    }
+    path = tmp_path / "job.yaml"
+    path.write_text(
+        yaml.safe_dump(
+            jobfile.job_dict(
+                flags,
+                backend=backend,
+                dataset={
+                    "data_path": "/shared/data/techpulse_text_document",
+                    "tokenizer_type": "HuggingFaceTokenizer",
+                    "tokenizer_model": "/shared/tokenizer",
+                },
+            )
+        )
+    )
+    spec = jobspec.load(path)
+    assert spec.backend == (backend or "kubernetes")
+    assert render.pytorchjob(spec)["kind"] == "PyTorchJob"
+    assert [f for f in check.check_job(spec) if f.severity == "error"] == []
