@@ -20,6 +20,7 @@ Nothing here imports anything heavier than the standard library.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Mapping
@@ -32,6 +33,11 @@ from ..errors import UsageError
 # When neither --vocab-size nor a readable tokenizer is given: the GPT-2 BPE vocabulary, which is
 # what Megatron-LM's GPT examples (GPT2BPETokenizer) use.
 DEFAULT_VOCAB_SIZE = 50257
+
+
+@functools.lru_cache(maxsize=256)
+def _moe_pattern(num_layers: int, is_moe: bool, freq: int) -> list[bool]:
+    return [is_moe and i % freq == 0 for i in range(num_layers)]
 
 
 @dataclass(frozen=True)
@@ -97,12 +103,10 @@ class ModelConfig:
 
     @property
     def num_moe_layers(self) -> int:
-        if not self.is_moe:
-            return 0
-        return sum(1 for i in range(self.num_layers) if i % self.moe_layer_freq == 0)
+        return sum(self.moe_layer_pattern()) if self.is_moe else 0
 
     def moe_layer_pattern(self) -> list[bool]:
-        return [self.is_moe and i % self.moe_layer_freq == 0 for i in range(self.num_layers)]
+        return _moe_pattern(self.num_layers, self.is_moe, self.moe_layer_freq)
 
     def padded_vocab(self, tp: int = 1) -> int:
         """Megatron's ``_vocab_size_with_padding``: round up to ``divisible_by * TP``."""

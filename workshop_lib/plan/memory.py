@@ -195,7 +195,9 @@ def _stage_activation_bytes(
     sbh = s_local * b * m.hidden_size
     pattern = m.moe_layer_pattern()
     layers = stages[stage]
-    per_layer = [per_layer_activation_bytes(m, par, moe=pattern[i]) for i in layers]
+    dense_v = per_layer_activation_bytes(m, par, moe=False)
+    moe_v = per_layer_activation_bytes(m, par, moe=True) if m.is_moe else dense_v
+    per_layer = [moe_v if pattern[i] else dense_v for i in layers]
     gran = par.recompute_granularity
     layer_input = 2.0 * sbh / (t if (par.sequence_parallel and t > 1) else 1)
     transient = 0.0
@@ -214,7 +216,7 @@ def _stage_activation_bytes(
         else:  # uniform: the input of every group of n layers
             groups = v * math.ceil(chunk_layers / n)
             stored_per_mb = groups * layer_input
-            transient = sum(sorted(per_layer, reverse=True)[:n])
+            transient = max(dense_v, moe_v) * min(n, len(per_layer)) if per_layer else 0.0
     else:
         stored_per_mb = sum(per_layer)
     if stage == 0:

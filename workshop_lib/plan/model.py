@@ -22,6 +22,7 @@ output layer (kept equal by an all-reduce); that copy costs memory but is not a 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from .config import ModelConfig, ParallelConfig
@@ -91,10 +92,10 @@ class ParamCounts:
     active: int  # parameters one token passes through (MoE: top-k routed experts only)
     embedding: int  # word + learned position embeddings + an untied output layer
     transformer: int  # layers + final norm
-    per_stage: list[int]  # unsplit parameters held by each pipeline stage (incl. tied copy)
-    per_gpu_stage: list[int]  # parameters one GPU of each stage holds
-    per_gpu_stage_dense: list[int]  # ... of which non-expert
-    per_gpu_stage_expert: list[int]  # ... of which routed experts
+    per_stage: tuple[int, ...]  # unsplit parameters held by each pipeline stage (incl. tied copy)
+    per_gpu_stage: tuple[int, ...]  # parameters one GPU of each stage holds
+    per_gpu_stage_dense: tuple[int, ...]  # ... of which non-expert
+    per_gpu_stage_expert: tuple[int, ...]  # ... of which routed experts
 
     @property
     def per_gpu_max(self) -> int:
@@ -119,7 +120,11 @@ def stage_layers(m: ModelConfig, pp: int) -> list[list[int]]:
 def count_params(m: ModelConfig, par: ParallelConfig | None = None) -> ParamCounts:
     """Every parameter count the plan reports, for the model split as ``par`` says."""
     par = par or ParallelConfig()
-    tp, pp, ep, etp = par.tp, max(par.pp, 1), par.ep, par.etp
+    return _count_params(m, par.tp, max(par.pp, 1), par.ep, par.etp)
+
+
+@functools.lru_cache(maxsize=4096)
+def _count_params(m: ModelConfig, tp: int, pp: int, ep: int, etp: int) -> ParamCounts:
     h = m.hidden_size
     vocab = m.padded_vocab(tp)
     word = vocab * h
@@ -131,10 +136,10 @@ def count_params(m: ModelConfig, par: ParallelConfig | None = None) -> ParamCoun
     dense_layer = layer_params(m, False, tp, etp, ep)
     moe_layer = layer_params(m, True, tp, etp, ep) if m.is_moe else None
 
-    def lp(i: int) -> LayerParams:
-        return moe_layer if (pattern[i] and moe_layer is not None) else dense_layer
-
-    layers_total = sum(lp(i).total for i in range(m.num_layers))
+    n_moe_all = sum(pattern) if moe_layer is not None else 0
+    layers_total = (m.num_layers - n_moe_all) * dense_layer.total + n_moe_all * (
+        moe_layer or dense_layer
+    ).total
     transformer = layers_total + final_norm
     total = transformer + word + pos + out_layer
     active = total
@@ -146,9 +151,12 @@ def count_params(m: ModelConfig, par: ParallelConfig | None = None) -> ParamCoun
     per_stage, per_gpu, per_gpu_dense, per_gpu_expert = [], [], [], []
     stages = stage_layers(m, pp)
     for r, idx in enumerate(stages):
-        s_total = sum(lp(i).total for i in idx)
-        g_dense = sum(lp(i).dense_per_gpu for i in idx)
-        g_expert = sum(lp(i).expert_per_gpu for i in idx)
+        n_moe = sum(1 for i in idx if pattern[i]) if moe_layer is not None else 0
+        n_dense = len(idx) - n_moe
+        ml = moe_layer or dense_layer
+        s_total = n_dense * dense_layer.total + n_moe * ml.total
+        g_dense = n_dense * dense_layer.dense_per_gpu + n_moe * ml.dense_per_gpu
+        g_expert = n_dense * dense_layer.expert_per_gpu + n_moe * ml.expert_per_gpu
         if r == 0:
             s_total += word + pos
             g_dense += word // tp + pos
@@ -167,8 +175,8 @@ def count_params(m: ModelConfig, par: ParallelConfig | None = None) -> ParamCoun
         active=active,
         embedding=word + pos + out_layer,
         transformer=transformer,
-        per_stage=per_stage,
-        per_gpu_stage=per_gpu,
-        per_gpu_stage_dense=per_gpu_dense,
-        per_gpu_stage_expert=per_gpu_expert,
+        per_stage=tuple(per_stage),
+        per_gpu_stage=tuple(per_gpu),
+        per_gpu_stage_dense=tuple(per_gpu_dense),
+        per_gpu_stage_expert=tuple(per_gpu_expert),
     )
