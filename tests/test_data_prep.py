@@ -430,3 +430,18 @@ def test_trailing_data_crlf_and_missing_final_newline(tmp_path, tok):
     ]
     ds = IndexedDatasetReader(tmp_path / "o_text_document")
     assert [tok.decode(ds.document(i)) for i in range(2)] == ["one", "three"]
+
+
+def test_bad_line_in_a_staged_chunk_is_found_by_reading_the_chunk_again(tmp_path, tok, monkeypatch):
+    monkeypatch.setattr(reader, "CHUNK_BYTES", 64 * 1024)
+    lines = SAMPLE_CORPUS.read_bytes().splitlines(keepends=True)[:600]
+    lines.insert(400, b'{"title": "ends with a brace but has no text"}\n')
+    src = tmp_path / "c.jsonl"
+    src.write_bytes(b"".join(lines))
+    res = prep_data([str(src)], tmp_path / "o", tok, progress=False)
+    assert [(b.line, b.reason.split(" (")[0]) for b in res.bad_lines] == [(401, "key 'text' missing")]
+    assert res.documents == 600 and res.fast_chunks > 3 and res.slow_chunks == 1
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(b"".join(lines[:400] + lines[401:]))
+    prep_data([str(good)], tmp_path / "g", tok, progress=False)
+    assert files_bytes(tmp_path / "o_text_document") == files_bytes(tmp_path / "g_text_document")

@@ -119,6 +119,7 @@ def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Itera
                         fh.write(chunk.data)
                         fh.truncate()
                         fh.flush()
+                        chunk.release()  # unmap: resident memory stays at the chunks being encoded
                 yield chunk, path
     finally:
         for fh in slots.values():
@@ -257,7 +258,7 @@ def prep_data(
                         flat, lengths = append_eod(flat, lengths, tokenizer.eod, dtype)
                     writers[k].add_documents(flat, lengths)
                 result.documents += len(encoded[keys[0]][1])
-                result.input_bytes += len(chunk.data)
+                result.input_bytes += chunk.nbytes
                 if bar is not None:
                     if chunk.file != last_file:
                         last_file, done_disk = chunk.file, bar.n

@@ -62,6 +62,23 @@ class Chunk:
     whole_file: bool  # the chunk is the entire file (the file itself can be handed to the engine)
     disk_bytes: int  # compressed bytes consumed so far in this file (for progress)
     clean: bool = False  # every line ends with '}' (see scan_lines)
+    offset: int | None = None  # plain files: where the chunk starts, so its bytes can be read again
+    nbytes: int = 0
+
+    def __post_init__(self) -> None:
+        self.nbytes = self.nbytes or len(self.data)
+
+    def release(self) -> None:
+        """Drop the mapped bytes of a plain-file chunk (read again by ``content`` if ever needed)."""
+        if self.offset is not None:
+            self.data = b""
+
+    def content(self) -> bytes:
+        """The chunk's bytes (re-read from the file when released)."""
+        if len(self.data) == self.nbytes:
+            return bytes(self.data)
+        with open(self.file, "rb") as fh:
+            return os.pread(fh.fileno(), self.nbytes, self.offset)
 
 
 def _open(path: Path):
@@ -161,7 +178,7 @@ def _iter_mapped(path: Path, chunk_bytes: int) -> Iterator[Chunk]:
                 margin *= 4
             view = memoryview(mm)[pos - start : end - start]
             n, clean = scan_lines(view)
-            yield Chunk(path, line, view, n, first and end == size, end, clean)
+            yield Chunk(path, line, view, n, first and end == size, end, clean, offset=pos)
             del view, mm
             line += n
             pos, first = end, False
@@ -196,7 +213,7 @@ def parse_chunk(chunk: Chunk, keys: list[str]) -> tuple[dict[str, list[str]], li
     """Strictly parse every line: the texts per key of the good lines, and every bad line."""
     texts: dict[str, list[str]] = {k: [] for k in keys}
     bad: list[BadLine] = []
-    data = bytes(chunk.data)
+    data = chunk.content()
     pieces = data.split(b"\n")
     if data.endswith(b"\n"):
         pieces.pop()

@@ -1,0 +1,278 @@
+"""prep-data's speed against the raw gigatoken engine, and its peak memory at two corpus sizes.
+
+    .venv/bin/python -m benchmarks.bench_prep_data [--megabytes 100] [--workers N]
+
+1. builds a corpus of ``--megabytes`` MB from copies of the sample corpus, each varied (documents
+   shuffled, paragraphs reordered, 5 % of the words altered, a revision line per copy), plus one half
+   that size (peak memory must be the same for both);
+2. trains a 32k byte-level BPE on the sample (the same script as data/tokenizer, in a temp dir);
+3. measures, in the same run and on the same file: the raw engine (gigatoken reading the JSONL and
+   tokenizing it in Rust, what upstream's ``tools/preprocess_data_fast.py`` does), the reference
+   ``tokenizers`` batch API on a slice, and ``workshop prep-data --append-eod`` end to end (subprocess,
+   so its peak RSS is its own);
+4. prints a table and writes ``benchmarks/results/prep_data.md``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import json
+import os
+import platform
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "benchmarks" / "results" / "prep_data.md"
+
+
+def _vary(text: str, rng: random.Random, share: float = 0.05) -> str:
+    """Change ``share`` of the words (reversed, a digit appended, two letters swapped), so a copy is
+    not a pure repeat: a repeated corpus would let the engine's pretoken cache answer everything."""
+    words = text.split(" ")
+    for j in rng.sample(range(len(words)), int(len(words) * share)):
+        w = words[j]
+        kind = rng.randrange(3)
+        if kind == 0:
+            words[j] = w[::-1]
+        elif kind == 1:
+            words[j] = w + str(rng.randrange(1000))
+        elif len(w) > 3:
+            i = rng.randrange(len(w) - 1)
+            words[j] = w[:i] + w[i + 1] + w[i] + w[i + 2 :]
+    return " ".join(words)
+
+
+def build_corpus(path: Path, megabytes: float, seed: int = 0) -> int:
+    """Copies of the sample, each shuffled and varied, until ``megabytes``; returns the bytes written."""
+    from workshop_lib.paths import SAMPLE_CORPUS
+
+    docs = [json.loads(line) for line in SAMPLE_CORPUS.open(encoding="utf-8")]
+    target = int(megabytes * 1e6)
+    written, rep = 0, 0
+    with open(path, "w", encoding="utf-8") as fh:
+        while written < target:
+            rng = random.Random(seed * 100_003 + rep)
+            order = list(range(len(docs)))
+            rng.shuffle(order)
+            for i in order:
+                paras = docs[i]["text"].split("\n\n")
+                if len(paras) > 2:
+                    head, body = paras[:1], paras[1:]
+                    rng.shuffle(body)
+                    paras = head + body
+                text = f"Revision {rep}.{i}: {docs[i]['title']}\n\n" + _vary("\n\n".join(paras), rng)
+                line = json.dumps({"id": f"{docs[i]['id']}#{rep}", "text": text}, ensure_ascii=False) + "\n"
+                fh.write(line)
+                written += len(line.encode("utf-8"))
+                if written >= target:
+                    break
+            rep += 1
+    return written
+
+
+def train_32k(out: Path) -> Path:
+    spec = importlib.util.spec_from_file_location(
+        "train_tokenizer", REPO / "data" / "scripts" / "train_tokenizer.py"
+    )
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    from workshop_lib.paths import SAMPLE_CORPUS
+
+    mod.save(mod.train(SAMPLE_CORPUS, 32768), out)
+    return out
+
+
+def _cpu() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def raw_engine(tokenizer_dir: Path, corpus: Path) -> dict:
+    """gigatoken alone on the same input, best of two: reading the JSONL itself in Rust (what
+    upstream's preprocess_data_fast.py does) and on texts already parsed (tokenization only)."""
+    import gigatoken
+
+    tok = gigatoken.Tokenizer(str(tokenizer_dir))
+    out = {"files_s": float("inf"), "files_cpu": float("inf"), "batch_s": float("inf")}
+    for _ in range(1):
+        c, t = _cpu(), time.perf_counter()
+        arr = tok.encode_files(gigatoken.JsonlFileSource([str(corpus)], field="text"))
+        out["files_s"] = min(out["files_s"], time.perf_counter() - t)
+        out["files_cpu"] = min(out["files_cpu"], _cpu() - c)
+        out["tokens"] = int(arr.layout.offsets.data[-1])
+        del arr
+    with open(corpus, encoding="utf-8") as fh:
+        texts = [json.loads(line)["text"] for line in fh]
+    for _ in range(1):
+        t = time.perf_counter()
+        arr = tok.encode_batch(texts)
+        out["batch_s"] = min(out["batch_s"], time.perf_counter() - t)
+        del arr
+    return out
+
+
+def reference_library(tokenizer_dir: Path, corpus: Path, megabytes: float = 5.0) -> float:
+    """The tokenizers library's encode_batch on the first ``megabytes`` MB of texts: MB/s."""
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(tokenizer_dir / "tokenizer.json"))
+    texts, size = [], 0
+    with open(corpus, encoding="utf-8") as fh:
+        for line in fh:
+            texts.append(json.loads(line)["text"])
+            size += len(line.encode("utf-8"))
+            if size >= megabytes * 1e6:
+                break
+    t = time.perf_counter()
+    tok.encode_batch(texts, add_special_tokens=False)
+    return size / 1e6 / (time.perf_counter() - t)
+
+
+def run_prep(tokenizer_dir: Path, corpus: Path, out: Path, workers: int) -> dict:
+    """workshop prep-data as its own process: its JSON summary, wall seconds and peak RSS (bytes)."""
+    cmd = [
+        sys.executable,
+        "-m",
+        "workshop_lib.cli",
+        "prep-data",
+        "--input",
+        str(corpus),
+        "--output-prefix",
+        str(out),
+        "--tokenizer-model",
+        str(tokenizer_dir),
+        "--append-eod",
+        "--workers",
+        str(workers),
+        "--no-progress",
+        "--json",
+    ]
+    t = time.perf_counter()
+    with open(f"{out}.stdout", "wb+") as so, open(f"{out}.stderr", "wb+") as se:
+        proc = subprocess.Popen(cmd, stdout=so, stderr=se, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)  # the child's own rusage (peak RSS)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.perf_counter() - t
+        so.seek(0)
+        se.seek(0)
+        stdout, stderr = so.read(), se.read()
+    if proc.returncode != 0:
+        raise SystemExit(f"prep-data failed: {stderr.decode()[-2000:]}")
+    summary = json.loads(stdout)
+    summary["wall_seconds"] = wall
+    summary["peak_rss_bytes"] = usage.ru_maxrss * 1024
+    summary["cpu_seconds"] = usage.ru_utime + usage.ru_stime
+    return summary
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--megabytes", type=float, default=200.0, help="size of the large corpus (default 200)")
+    ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--rounds", type=int, default=2, help="alternating engine/prep-data rounds (best kept)")
+    ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/prep_data.md")
+    args = ap.parse_args()
+    os.environ["RAYON_NUM_THREADS"] = str(args.workers)
+    small_mb = max(1.0, args.megabytes / 2)
+
+    with tempfile.TemporaryDirectory(prefix="bench-prep-") as tmp:
+        tmp = Path(tmp)
+        print(
+            f"building corpora ({args.megabytes:g} MB and {small_mb:g} MB) and a 32k BPE ...", file=sys.stderr
+        )
+        big, small = tmp / "big.jsonl", tmp / "small.jsonl"
+        big_bytes = build_corpus(big, args.megabytes)
+        small_bytes = build_corpus(small, small_mb, seed=1)
+        tok_dir = train_32k(tmp / "tok32k")
+
+        tiny = tmp / "tiny.jsonl"
+        tiny.write_text('{"text": "start-up only"}\n')
+        startup = run_prep(tok_dir, tiny, tmp / "tiny_out", args.workers)
+        ref_mbs = reference_library(tok_dir, big)
+        prep_small = run_prep(tok_dir, small, tmp / "small_out", args.workers)
+        # the CPU is shared: alternate engine and prep-data runs and keep the best of each
+        raws, runs = [], []
+        for _ in range(args.rounds):
+            raws.append(raw_engine(tok_dir, big))
+            runs.append(run_prep(tok_dir, big, tmp / "big_out", args.workers))
+        raw = {k: min(r[k] for r in raws) if k != "tokens" else raws[0][k] for k in raws[0]}
+        prep_big = min(runs, key=lambda r: r["seconds"])
+
+    raw_s, raw_tokens = raw["files_s"], raw["tokens"]
+    raw_mbs = big_bytes / 1e6 / raw_s
+    batch_mbs = big_bytes / 1e6 / raw["batch_s"]
+    # CPU time: prep-data's process (minus its start-up, measured as the small run's share) vs the engine's
+    prep_cpu = min(r["cpu_seconds"] for r in runs) - startup["cpu_seconds"]
+    cpu_ratio = raw["files_cpu"] / max(prep_cpu, 1e-9)
+    prep_mbs = prep_big["megabytes_per_second"]
+    wall_mbs = big_bytes / 1e6 / prep_big["wall_seconds"]
+    rows = [
+        (
+            "corpus",
+            f"{big_bytes / 1e6:.1f} MB, {prep_big['documents']:,} documents, {prep_big['tokens']:,} tokens "
+            "(with EOD)",
+        ),
+        ("tokenizer", "byte-level BPE, 32,768 tokens (trained on the sample)"),
+        (
+            "raw engine: gigatoken encode_files (JSONL read in Rust)",
+            f"{raw_mbs:.1f} MB/s ({raw_s:.2f} s, {raw['files_cpu']:.2f} CPU s, {raw_tokens:,} tokens)",
+        ),
+        (
+            "raw engine: gigatoken encode_batch on parsed texts",
+            f"{batch_mbs:.1f} MB/s ({raw['batch_s']:.2f} s)",
+        ),
+        ("reference: tokenizers encode_batch", f"{ref_mbs:.1f} MB/s (5 MB slice)"),
+        (
+            "prep-data (tokenize + write .bin/.idx)",
+            f"{prep_mbs:.1f} MB/s ({prep_big['seconds']:.2f} s), engine {prep_big['engine']}",
+        ),
+        ("prep-data / raw engine (encode_files), wall", f"{prep_mbs / raw_mbs:.2f} (target >= 0.90)"),
+        (
+            "engine CPU s / prep-data CPU s (start-up removed)",
+            f"{cpu_ratio:.2f} ({raw['files_cpu']:.2f} / {prep_cpu:.2f}; robust to other jobs on the CPU)",
+        ),
+        ("prep-data wall clock incl. start-up", f"{wall_mbs:.1f} MB/s ({prep_big['wall_seconds']:.2f} s)"),
+        (
+            f"peak RSS, {small_bytes / 1e6:.0f} MB corpus",
+            f"{(prep_small['peak_rss_bytes'] or 0) / 2**20:.0f} MiB",
+        ),
+        (
+            f"peak RSS, {big_bytes / 1e6:.0f} MB corpus",
+            f"{(prep_big['peak_rss_bytes'] or 0) / 2**20:.0f} MiB",
+        ),
+        ("workers", str(args.workers)),
+    ]
+    width = max(len(k) for k, _ in rows)
+    table = "\n".join(f"{k:<{width}}  {v}" for k, v in rows)
+    print(table)
+    if not args.no_write:
+        machine = f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+        md = [
+            "# prep-data benchmark",
+            "",
+            f"Measured {dt.datetime.now(dt.timezone.utc):%Y-%m-%d %H:%M} UTC on {machine} "
+            "(a shared CPU: other jobs ran at the same time).",
+            "",
+            "Command: `.venv/bin/python -m benchmarks.bench_prep_data "
+            f"--megabytes {args.megabytes:g} --workers {args.workers}`",
+            "",
+            "| measure | value |",
+            "|---|---|",
+            *[f"| {k} | {v} |" for k, v in rows],
+            "",
+        ]
+        RESULTS.parent.mkdir(parents=True, exist_ok=True)
+        RESULTS.write_text("\n".join(md))
+        print(f"\nwrote {RESULTS.relative_to(REPO)}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
