@@ -13,46 +13,183 @@ from workshop_lib.train import arguments
 
 # The training flags of the seed manifests, verbatim (PyTorchJob of section 03, the skill's
 # Pattern 1 and Pattern 2 scripts, the HyperPod GPT-3 template's sample-based schedule).
-SEED_PYTORCHJOB = """--num-layers=32 --hidden-size=4096 --num-attention-heads=32 --seq-length=4096
---max-position-embeddings=4096 --tensor-model-parallel-size=2 --pipeline-model-parallel-size=1
---micro-batch-size=2 --global-batch-size=512 --train-iters=10000 --lr=1e-5 --lr-decay-style=cosine
---min-lr=1e-6 --weight-decay=0.1 --clip-grad=1.0 --bf16
---data-path=/shared/data/megatron/techpulse_text_document --tokenizer-type=HuggingFaceTokenizer
---tokenizer-model=/shared/tokenizer/llama-3.1-8b --split=98,2,0 --save=/shared/checkpoints/techpulse-cpt
---save-interval=500 --load=/shared/checkpoints/techpulse-cpt --log-interval=10 --eval-interval=500
---eval-iters=20""".split()
+SEED_PYTORCHJOB = [
+    "--num-layers=32",
+    "--hidden-size=4096",
+    "--num-attention-heads=32",
+    "--seq-length=4096",
+    "--max-position-embeddings=4096",
+    "--tensor-model-parallel-size=2",
+    "--pipeline-model-parallel-size=1",
+    "--micro-batch-size=2",
+    "--global-batch-size=512",
+    "--train-iters=10000",
+    "--lr=1e-5",
+    "--lr-decay-style=cosine",
+    "--min-lr=1e-6",
+    "--weight-decay=0.1",
+    "--clip-grad=1.0",
+    "--bf16",
+    "--data-path=/shared/data/megatron/techpulse_text_document",
+    "--tokenizer-type=HuggingFaceTokenizer",
+    "--tokenizer-model=/shared/tokenizer/llama-3.1-8b",
+    "--split=98,2,0",
+    "--save=/shared/checkpoints/techpulse-cpt",
+    "--save-interval=500",
+    "--load=/shared/checkpoints/techpulse-cpt",
+    "--log-interval=10",
+    "--eval-interval=500",
+    "--eval-iters=20",
+]
 
-SEED_PATTERN_2 = """--num-layers=80 --hidden-size=8192 --num-attention-heads=64 --seq-length=2048
---max-position-embeddings=2048 --micro-batch-size=1 --global-batch-size=128
---tensor-model-parallel-size=8 --pipeline-model-parallel-size=4 --sequence-parallel
---use-distributed-optimizer --train-iters=100000 --lr=1.0e-4 --min-lr=1.0e-5 --lr-decay-style=cosine
---lr-warmup-iters=2000 --weight-decay=0.1 --clip-grad=1.0 --bf16 --data-path=/scratch/data/pile_text_document
---split=949,50,1 --tokenizer-type=GPT2BPETokenizer --vocab-file=/data/vocab/gpt2-vocab.json
---merge-file=/data/vocab/gpt2-merges.txt --save=/scratch/checkpoints/gpt-70b
---load=/scratch/checkpoints/gpt-70b --save-interval=500 --eval-interval=100 --eval-iters=10
---log-interval=1 --tensorboard-dir=/scratch/logs/gpt-70b --wandb-project=gpt-70b-training
---distributed-backend=nccl""".split()
+SEED_PATTERN_2 = [
+    "--num-layers=80",
+    "--hidden-size=8192",
+    "--num-attention-heads=64",
+    "--seq-length=2048",
+    "--max-position-embeddings=2048",
+    "--micro-batch-size=1",
+    "--global-batch-size=128",
+    "--tensor-model-parallel-size=8",
+    "--pipeline-model-parallel-size=4",
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--train-iters=100000",
+    "--lr=1.0e-4",
+    "--min-lr=1.0e-5",
+    "--lr-decay-style=cosine",
+    "--lr-warmup-iters=2000",
+    "--weight-decay=0.1",
+    "--clip-grad=1.0",
+    "--bf16",
+    "--data-path=/scratch/data/pile_text_document",
+    "--split=949,50,1",
+    "--tokenizer-type=GPT2BPETokenizer",
+    "--vocab-file=/data/vocab/gpt2-vocab.json",
+    "--merge-file=/data/vocab/gpt2-merges.txt",
+    "--save=/scratch/checkpoints/gpt-70b",
+    "--load=/scratch/checkpoints/gpt-70b",
+    "--save-interval=500",
+    "--eval-interval=100",
+    "--eval-iters=10",
+    "--log-interval=1",
+    "--tensorboard-dir=/scratch/logs/gpt-70b",
+    "--wandb-project=gpt-70b-training",
+    "--distributed-backend=nccl",
+]
 
-SEED_OPTIMIZATIONS = """--num-layers=32 --hidden-size=4096 --num-attention-heads=32 --seq-length=2048
---max-position-embeddings=2048 --micro-batch-size=2 --global-batch-size=256
---tensor-model-parallel-size=4 --pipeline-model-parallel-size=2 --train-iters=100000 --lr=1.5e-4
---bf16 --use-flash-attn --sequence-parallel --use-distributed-optimizer --overlap-grad-reduce
---overlap-param-gather --untie-embeddings-and-output-weights --recompute-granularity=full
---recompute-method=block --recompute-num-layers=1 --num-workers=8 --data-path=/nvme/data/dataset
---tokenizer-type=GPT2BPETokenizer --vocab-file=gpt2-vocab.json --merge-file=gpt2-merges.txt
---lr-warmup-init=1.0e-7 --no-load-optim --no-load-rng --wandb-entity=my-org""".split()
+SEED_OPTIMIZATIONS = [
+    "--num-layers=32",
+    "--hidden-size=4096",
+    "--num-attention-heads=32",
+    "--seq-length=2048",
+    "--max-position-embeddings=2048",
+    "--micro-batch-size=2",
+    "--global-batch-size=256",
+    "--tensor-model-parallel-size=4",
+    "--pipeline-model-parallel-size=2",
+    "--train-iters=100000",
+    "--lr=1.5e-4",
+    "--bf16",
+    "--use-flash-attn",
+    "--sequence-parallel",
+    "--use-distributed-optimizer",
+    "--overlap-grad-reduce",
+    "--overlap-param-gather",
+    "--untie-embeddings-and-output-weights",
+    "--recompute-granularity=full",
+    "--recompute-method=block",
+    "--recompute-num-layers=1",
+    "--num-workers=8",
+    "--data-path=/nvme/data/dataset",
+    "--tokenizer-type=GPT2BPETokenizer",
+    "--vocab-file=gpt2-vocab.json",
+    "--merge-file=gpt2-merges.txt",
+    "--lr-warmup-init=1.0e-7",
+    "--no-load-optim",
+    "--no-load-rng",
+    "--wandb-entity=my-org",
+]
 
-SEED_SAMPLES = """--tensor-model-parallel-size 8 --pipeline-model-parallel-size 1 --num-layers 36
---hidden-size 4096 --num-attention-heads 32 --seq-length 2048 --max-position-embeddings 2048
---micro-batch-size 1 --global-batch-size 288 --train-samples 146484375 --lr-decay-samples 126953125
---lr-warmup-samples 183105 --lr 6.0e-5 --min-lr 6.0e-6 --lr-decay-style cosine --log-interval 1
---eval-iters 0 --split 100,0,0 --data-path /fsx/gpt2/my-gpt2_text_document --vocab-file v.json
---merge-file m.txt --tokenizer-type GPT2BPETokenizer --fp16 --checkpoint-activations
---checkpoint-num-layers 1 --adam-beta1 0.9 --adam-beta2 0.95 --init-method-std 0.006""".split()
+SEED_SAMPLES = [
+    "--tensor-model-parallel-size",
+    "8",
+    "--pipeline-model-parallel-size",
+    "1",
+    "--num-layers",
+    "36",
+    "--hidden-size",
+    "4096",
+    "--num-attention-heads",
+    "32",
+    "--seq-length",
+    "2048",
+    "--max-position-embeddings",
+    "2048",
+    "--micro-batch-size",
+    "1",
+    "--global-batch-size",
+    "288",
+    "--train-samples",
+    "146484375",
+    "--lr-decay-samples",
+    "126953125",
+    "--lr-warmup-samples",
+    "183105",
+    "--lr",
+    "6.0e-5",
+    "--min-lr",
+    "6.0e-6",
+    "--lr-decay-style",
+    "cosine",
+    "--log-interval",
+    "1",
+    "--eval-iters",
+    "0",
+    "--split",
+    "100,0,0",
+    "--data-path",
+    "/fsx/gpt2/my-gpt2_text_document",
+    "--vocab-file",
+    "v.json",
+    "--merge-file",
+    "m.txt",
+    "--tokenizer-type",
+    "GPT2BPETokenizer",
+    "--fp16",
+    "--checkpoint-activations",
+    "--checkpoint-num-layers",
+    "1",
+    "--adam-beta1",
+    "0.9",
+    "--adam-beta2",
+    "0.95",
+    "--init-method-std",
+    "0.006",
+]
 
-TINY = """--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 64 --micro-batch-size 2
---train-iters 10 --lr 1e-3 --data-path /d/x_text_document --tokenizer-type NullTokenizer
---vocab-size 100""".split()
+TINY = [
+    "--num-layers",
+    "2",
+    "--hidden-size",
+    "64",
+    "--num-attention-heads",
+    "4",
+    "--seq-length",
+    "64",
+    "--micro-batch-size",
+    "2",
+    "--train-iters",
+    "10",
+    "--lr",
+    "1e-3",
+    "--data-path",
+    "/d/x_text_document",
+    "--tokenizer-type",
+    "NullTokenizer",
+    "--vocab-size",
+    "100",
+]
 
 
 @pytest.mark.parametrize(
@@ -63,7 +200,9 @@ TINY = """--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 6
 def test_seed_manifest_flags_are_accepted(flags, world):
     args = arguments.parse_args(flags)
     arguments.finalize_parallel(args, world)
-    assert args.data_parallel_size == world // (args.tensor_model_parallel_size * args.pipeline_model_parallel_size)
+    assert args.data_parallel_size == world // (
+        args.tensor_model_parallel_size * args.pipeline_model_parallel_size
+    )
     assert args.num_microbatches * args.micro_batch_size * args.data_parallel_size == args.global_batch_size
 
 
@@ -90,8 +229,18 @@ def test_seed_meanings_follow_megatron():
 def test_llama_style_flags():
     a = arguments.parse_args(
         TINY
-        + "--swiglu --position-embedding-type rope --normalization RMSNorm --group-query-attention "
-        "--num-query-groups 2 --disable-bias-linear --untie-embeddings-and-output-weights".split()
+        + [
+            "--swiglu",
+            "--position-embedding-type",
+            "rope",
+            "--normalization",
+            "RMSNorm",
+            "--group-query-attention",
+            "--num-query-groups",
+            "2",
+            "--disable-bias-linear",
+            "--untie-embeddings-and-output-weights",
+        ]
     )
     assert a.ffn_hidden_size == int((4 * 64 * 2 / 3) / 64) * 64  # Megatron's SwiGLU default
     assert a.num_query_groups == 2 and a.position_embedding_type == "rope"
@@ -170,5 +319,10 @@ def test_help_lists_megatron_flags():
         [sys.executable, "-m", "workshop_lib.train", "--help"], capture_output=True, text=True, timeout=60
     )
     assert proc.returncode == 0
-    for flag in ("--tensor-model-parallel-size", "--data-path", "--recompute-granularity", "--tensorboard-dir"):
+    for flag in (
+        "--tensor-model-parallel-size",
+        "--data-path",
+        "--recompute-granularity",
+        "--tensorboard-dir",
+    ):
         assert flag in proc.stdout

@@ -29,9 +29,33 @@ def test_workshop_train_refuses_bad_flags_before_starting(cli):
     r = cli("train", "--nproc-per-node", "2", "--", "--num-layers", "2", "--bogus")
     assert r.code == 2 and r.err.count("\n") == 1 and "unknown flag --bogus" in r.err
     r = cli(
-        "train", "--nproc-per-node", "2", "--", *"--num-layers 2 --hidden-size 64 --num-attention-heads 4 "
-        "--seq-length 64 --train-iters 4 --lr 1e-3 --tokenizer-type NullTokenizer --vocab-size 99 "
-        "--data-path A 0.5 B 0.5".split()
+        "train",
+        "--nproc-per-node",
+        "2",
+        "--",
+        *[
+            "--num-layers",
+            "2",
+            "--hidden-size",
+            "64",
+            "--num-attention-heads",
+            "4",
+            "--seq-length",
+            "64",
+            "--train-iters",
+            "4",
+            "--lr",
+            "1e-3",
+            "--tokenizer-type",
+            "NullTokenizer",
+            "--vocab-size",
+            "99",
+            "--data-path",
+            "A",
+            "0.5",
+            "B",
+            "0.5",
+        ],
     )
     assert r.code == 2 and "weight-prefix pairs, weight first" in r.err
     r = cli("train", "--nproc-per-node", "2")

@@ -60,7 +60,10 @@ def test_iteration_line_parses_back():
 
 def test_validation_block_between_dashed_rows():
     dashes, line, dashes2 = validation_lines(100, {"lm loss": 7.654321})
-    assert line == " validation loss at iteration 100 | lm loss value: 7.654321E+00 | lm loss PPL: 2.109742E+03 | "
+    assert (
+        line
+        == " validation loss at iteration 100 | lm loss value: 7.654321E+00 | lm loss PPL: 2.109742E+03 | "
+    )
     assert dashes == dashes2 == "-" * (len(line) + 1)
     split, iteration, values = parse_eval_line(line)
     assert (split, iteration) == ("validation", 100)

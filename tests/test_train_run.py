@@ -140,7 +140,9 @@ def test_data_parallel_resume_gives_the_same_losses(dataset, tmp_path):
 
 
 def test_pipeline_parallel_trains(dataset):
-    proc = train(2, tiny_flags(dataset, **{"pipeline-model-parallel-size": 2, "train-iters": 8, "eval-iters": 0}))
+    proc = train(
+        2, tiny_flags(dataset, **{"pipeline-model-parallel-size": 2, "train-iters": 8, "eval-iters": 0})
+    )
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-3000:]
     assert "pipeline parallel 2" in proc.stdout
     recs = iterations(proc.stdout)

@@ -94,7 +94,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--attention-backend", choices=("flash", "fused", "unfused", "local", "auto"), default="auto"
     )
     _bool_flag(g, "--use-flash-attn", "legacy spelling of --attention-backend flash")
-    g.add_argument("--transformer-impl", choices=("local", "transformer_engine"), default="transformer_engine")
+    g.add_argument(
+        "--transformer-impl", choices=("local", "transformer_engine"), default="transformer_engine"
+    )
     _bool_flag(g, "--attention-softmax-in-fp32", "softmax in fp32 (always on with the CPU attention)")
     _bool_flag(g, "--apply-query-key-layer-scaling", "scale Q*K^T by 1/layer number")
 
@@ -126,7 +128,12 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(g, "--use-distributed-optimizer", "shard optimizer state over data-parallel ranks")
     _bool_flag(g, "--overlap-grad-reduce", "overlap the gradient reduce with the backward pass")
     _bool_flag(g, "--overlap-param-gather", "overlap the parameter all-gather (distributed optimizer)")
-    g.add_argument("--distributed-backend", choices=("nccl", "gloo"), default=None, help="default: nccl on GPUs, gloo on CPU")
+    g.add_argument(
+        "--distributed-backend",
+        choices=("nccl", "gloo"),
+        default=None,
+        help="default: nccl on GPUs, gloo on CPU",
+    )
     g.add_argument("--distributed-timeout-minutes", type=int, default=10)
 
     g = p.add_argument_group("training")
@@ -356,7 +363,9 @@ def _validate(args: argparse.Namespace) -> None:
             "use more query groups or less tensor parallelism"
         )
     if args.num_layers % pp:
-        raise UsageError(f"--num-layers {args.num_layers} is not divisible by --pipeline-model-parallel-size {pp}")
+        raise UsageError(
+            f"--num-layers {args.num_layers} is not divisible by --pipeline-model-parallel-size {pp}"
+        )
     if args.virtual_pipeline_model_parallel_size is not None:
         vp = args.virtual_pipeline_model_parallel_size
         if pp == 1:
@@ -382,7 +391,9 @@ def _validate(args: argparse.Namespace) -> None:
                 f"--expert-model-parallel-size {args.expert_model_parallel_size}"
             )
         if args.moe_router_topk > args.num_experts:
-            raise UsageError(f"--moe-router-topk {args.moe_router_topk} exceeds --num-experts {args.num_experts}")
+            raise UsageError(
+                f"--moe-router-topk {args.moe_router_topk} exceeds --num-experts {args.num_experts}"
+            )
     elif args.expert_model_parallel_size > 1:
         raise UsageError("--expert-model-parallel-size > 1 needs --num-experts")
     if args.reset_attention_mask:
@@ -408,7 +419,9 @@ def _validate_data(args: argparse.Namespace) -> None:
         raise UsageError("give --data-path or --mock-data, not both")
     if not args.mock_data:
         if not args.data_path:
-            raise UsageError("missing --data-path PREFIX (the prep-data output without .bin/.idx), or --mock-data")
+            raise UsageError(
+                "missing --data-path PREFIX (the prep-data output without .bin/.idx), or --mock-data"
+            )
         args.blend = parse_blend(args.data_path)
     else:
         args.blend = None
@@ -419,7 +432,9 @@ def _validate_data(args: argparse.Namespace) -> None:
             "GPT2BPETokenizer --vocab-file F --merge-file F, or NullTokenizer --vocab-size N)"
         )
     if args.tokenizer_type == "HuggingFaceTokenizer" and not args.tokenizer_model:
-        raise UsageError("--tokenizer-type HuggingFaceTokenizer needs --tokenizer-model (a folder or tokenizer.json)")
+        raise UsageError(
+            "--tokenizer-type HuggingFaceTokenizer needs --tokenizer-model (a folder or tokenizer.json)"
+        )
     if args.tokenizer_type == "GPT2BPETokenizer" and not (args.vocab_file and args.merge_file):
         raise UsageError("--tokenizer-type GPT2BPETokenizer needs --vocab-file and --merge-file")
     if args.tokenizer_type == "NullTokenizer" and not args.vocab_size:
@@ -472,7 +487,11 @@ def parse_split(split: str) -> list[float]:
 
 def finalize_parallel(args: argparse.Namespace, world_size: int) -> None:
     """Derive the data-parallel size and check the batch arithmetic for ``world_size`` ranks."""
-    tp, pp, cp = args.tensor_model_parallel_size, args.pipeline_model_parallel_size, args.context_parallel_size
+    tp, pp, cp = (
+        args.tensor_model_parallel_size,
+        args.pipeline_model_parallel_size,
+        args.context_parallel_size,
+    )
     model_parallel = tp * pp * cp
     if world_size % model_parallel:
         raise UsageError(
@@ -496,9 +515,9 @@ def finalize_parallel(args: argparse.Namespace, world_size: int) -> None:
             f"{args.micro_batch_size * dp * max(1, args.global_batch_size // (args.micro_batch_size * dp))}"
         )
     args.num_microbatches = args.global_batch_size // (args.micro_batch_size * dp)
-    if args.num_experts is not None and (args.expert_model_parallel_size * args.expert_tensor_parallel_size) > (
-        world_size // pp
-    ):
+    if args.num_experts is not None and (
+        args.expert_model_parallel_size * args.expert_tensor_parallel_size
+    ) > (world_size // pp):
         raise UsageError(
             f"expert parallel {args.expert_model_parallel_size} x expert tensor parallel "
             f"{args.expert_tensor_parallel_size} exceeds the {world_size // pp} ranks of a pipeline stage"

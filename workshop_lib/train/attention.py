@@ -36,7 +36,11 @@ class SDPACoreAttention(MegatronModule):
         super().__init__(config=config)
         if config.context_parallel_size != 1:
             raise ValueError("context parallelism needs Transformer Engine attention (GPU)")
-        tp_size = tensor_parallel.get_tensor_model_parallel_world_size() if pg_collection is None else pg_collection.tp.size()
+        tp_size = (
+            tensor_parallel.get_tensor_model_parallel_world_size()
+            if pg_collection is None
+            else pg_collection.tp.size()
+        )
         self.attn_mask_type = attn_mask_type
         self.heads = divide(config.num_attention_heads, tp_size)
         self.groups = divide(config.num_query_groups, tp_size)

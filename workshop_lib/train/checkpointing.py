@@ -94,7 +94,9 @@ def unwrap(chunks) -> list:
     return out
 
 
-def _sharded_state_dict(model, optimizer, scheduler, train_state, args, cuda, *, loading, with_optim, with_rng):
+def _sharded_state_dict(
+    model, optimizer, scheduler, train_state, args, cuda, *, loading, with_optim, with_rng
+):
     from megatron.core import parallel_state as ps
     from megatron.core.dist_checkpointing.mapping import ShardedObject
 
@@ -120,11 +122,15 @@ def _sharded_state_dict(model, optimizer, scheduler, train_state, args, cuda, *,
         )
     state["train_state"] = asdict(train_state)
     state["iteration"] = train_state.iteration
-    state["args"] = {k: v for k, v in vars(args).items() if isinstance(v, (int, float, str, bool, type(None)))}
+    state["args"] = {
+        k: v for k, v in vars(args).items() if isinstance(v, (int, float, str, bool, type(None)))
+    }
     return state
 
 
-def save_checkpoint(args: argparse.Namespace, model, optimizer, scheduler, train_state: TrainState, cuda: bool) -> Path:
+def save_checkpoint(
+    args: argparse.Namespace, model, optimizer, scheduler, train_state: TrainState, cuda: bool
+) -> Path:
     """Write ``iter_XXXXXXX/`` on all ranks, then move the marker to it (rank 0)."""
     from megatron.core import dist_checkpointing
 

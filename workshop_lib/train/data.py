@@ -61,12 +61,16 @@ def check_split_plan(args: argparse.Namespace) -> dict:
         try:
             ds = IndexedDataset(prefix, mmap=True)
         except Exception as exc:  # noqa: BLE001 - a corrupt index should be one clear line
-            raise UsageError(f"--data-path {prefix}: cannot read the index ({exc}); re-run prep-data") from None
+            raise UsageError(
+                f"--data-path {prefix}: cannot read the index ({exc}); re-run prep-data"
+            ) from None
         lengths = np.asarray(ds.sequence_lengths, dtype=np.int64)
         docs = len(ds.document_indices) - 1
         doc_tokens = np.add.reduceat(lengths, ds.document_indices[:-1]) if docs else np.zeros(0, np.int64)
         rows = {}
-        for name, bounds, want in zip(SPLIT_NAMES, _split_bounds(args.split_weights, docs), wanted, strict=True):
+        for name, bounds, want in zip(
+            SPLIT_NAMES, _split_bounds(args.split_weights, docs), wanted, strict=True
+        ):
             if bounds is None or want == 0:
                 rows[name] = {"documents": 0 if bounds is None else bounds[1] - bounds[0], "tokens": 0}
                 continue
@@ -119,7 +123,9 @@ class PretrainingBatches:
     data-parallel group; rank ``r`` takes its slice. ``cyclic`` wraps around (validation).
     """
 
-    def __init__(self, dataset, consumed: int, args: argparse.Namespace, dp_rank: int, *, cyclic: bool = False):
+    def __init__(
+        self, dataset, consumed: int, args: argparse.Namespace, dp_rank: int, *, cyclic: bool = False
+    ):
         self.dataset = dataset
         self.mbs = args.micro_batch_size
         self.dp = args.data_parallel_size

@@ -49,7 +49,9 @@ def detect(backend: str | None = None) -> Device:
     if backend == "nccl":
         from ..errors import UsageError
 
-        raise UsageError("--distributed-backend nccl needs GPUs; on this CPU-only machine drop it (gloo is used)")
+        raise UsageError(
+            "--distributed-backend nccl needs GPUs; on this CPU-only machine drop it (gloo is used)"
+        )
     return Device(False, "gloo", torch.device("cpu"))
 
 

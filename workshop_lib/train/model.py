@@ -20,8 +20,8 @@ from .device import Device
 
 def have_te() -> bool:
     try:
-        from megatron.core.extensions import transformer_engine as te_ext  # noqa: F401
         import transformer_engine  # noqa: F401
+        from megatron.core.extensions import transformer_engine as te_ext  # noqa: F401
     except Exception:  # noqa: BLE001 - any import failure means "no TE"
         return False
     return True
@@ -116,7 +116,9 @@ def layer_spec(args: argparse.Namespace, config, use_te: bool):
 
     if use_te:
         return get_gpt_layer_with_transformer_engine_spec(
-            num_experts=args.num_experts, moe_grouped_gemm=args.moe_grouped_gemm, qk_layernorm=args.qk_layernorm
+            num_experts=args.num_experts,
+            moe_grouped_gemm=args.moe_grouped_gemm,
+            qk_layernorm=args.qk_layernorm,
         )
     spec = get_gpt_layer_local_spec(
         num_experts=args.num_experts,
@@ -138,7 +140,10 @@ def layer_spec(args: argparse.Namespace, config, use_te: bool):
 
 def block_spec(config, spec, vp_stage: int | None):
     """This stage's layers plus the final norm (the CPU norm there too when no CUDA)."""
-    from megatron.core.transformer.transformer_block import TransformerBlockSubmodules, get_num_layers_to_build
+    from megatron.core.transformer.transformer_block import (
+        TransformerBlockSubmodules,
+        get_num_layers_to_build,
+    )
 
     if torch.cuda.is_available():
         return spec

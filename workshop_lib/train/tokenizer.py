@@ -65,7 +65,9 @@ def _eod_id(tokenizer, candidates: tuple[str, ...], where: str) -> int:
     for tok in candidates:
         if tok and tokenizer.token_to_id(tok) is not None:
             return int(tokenizer.token_to_id(tok))
-    raise UsageError(f"{where}: no end-of-document token ({', '.join(c for c in candidates if c)}) in the vocabulary")
+    raise UsageError(
+        f"{where}: no end-of-document token ({', '.join(c for c in candidates if c)}) in the vocabulary"
+    )
 
 
 def build_tokenizer(args: argparse.Namespace) -> TokenizerInfo:

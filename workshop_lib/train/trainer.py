@@ -59,7 +59,12 @@ class SigtermFlag:
 def _init_distributed(args: argparse.Namespace):
     from .device import detect, use_cpu
 
-    for key, default in (("RANK", "0"), ("WORLD_SIZE", "1"), ("LOCAL_RANK", "0"), ("MASTER_ADDR", "127.0.0.1")):
+    for key, default in (
+        ("RANK", "0"),
+        ("WORLD_SIZE", "1"),
+        ("LOCAL_RANK", "0"),
+        ("MASTER_ADDR", "127.0.0.1"),
+    ):
         os.environ.setdefault(key, default)
     os.environ.setdefault("MASTER_PORT", "29500")
     device = detect(args.distributed_backend)
@@ -230,7 +235,9 @@ class Trainer:
         self.optimizer, self.scheduler = _optimizer(args, self.model)
         self.state = checkpointing.TrainState()
         if args.load:
-            loaded = checkpointing.load_checkpoint(args, self.model, self.optimizer, self.scheduler, self.device.cuda)
+            loaded = checkpointing.load_checkpoint(
+                args, self.model, self.optimizer, self.scheduler, self.device.cuda
+            )
             if loaded is None:
                 _print_rank0(
                     f"WARNING: could not find the metadata file {args.load}/{checkpointing.TRACKER}; "
@@ -294,7 +301,11 @@ class Trainer:
         update_ok, grad_norm, _zeros = self.optimizer.step()
         if update_ok:
             self.scheduler.step(increment=args.global_batch_size)
-        loss = _reduce_losses(losses, self.device.torch_device) if self.ps.is_pipeline_last_stage(ignore_virtual=True) else {}
+        loss = (
+            _reduce_losses(losses, self.device.torch_device)
+            if self.ps.is_pipeline_last_stage(ignore_virtual=True)
+            else {}
+        )
         return loss, not update_ok, grad_norm
 
     def evaluate(self) -> dict[str, float]:
@@ -324,7 +335,9 @@ class Trainer:
         if self.ps.is_pipeline_last_stage(ignore_virtual=True):
             for key, val in totals.items():
                 val = val.to(self.device.torch_device)
-                torch.distributed.all_reduce(val, group=self.ps.get_data_parallel_group(with_context_parallel=True))
+                torch.distributed.all_reduce(
+                    val, group=self.ps.get_data_parallel_group(with_context_parallel=True)
+                )
                 out[key] = (val[0] / val[1].clamp(min=1)).item()
         return out
 
@@ -403,7 +416,11 @@ class Trainer:
                     )
                 interval_loss, interval_iters, skipped, nan_iters = {}, 0, 0, 0
                 t_interval = time.time()
-            if self.valid_iter is not None and args.eval_interval and state.iteration % args.eval_interval == 0:
+            if (
+                self.valid_iter is not None
+                and args.eval_interval
+                and state.iteration % args.eval_interval == 0
+            ):
                 losses = self.evaluate()
                 if _is_last_rank():
                     for line in log.validation_lines(state.iteration, losses):
