@@ -67,9 +67,9 @@ def transformer_config(args: argparse.Namespace, device: Device):
         bias_activation_fusion=use_te and not args.disable_bias_linear,
         masked_softmax_fusion=use_te,
         bias_dropout_fusion=use_te,
-        apply_rope_fusion=False,
+        apply_rope_fusion=use_te and args.position_embedding_type == "rope",
         persist_layer_norm=use_te,
-        gradient_accumulation_fusion=False,
+        gradient_accumulation_fusion=use_te,  # TE linears accumulate wgrad straight into DDP's main_grad
         cross_entropy_loss_fusion=False,
         init_method_std=args.init_method_std,
         qk_layernorm=args.qk_layernorm,

@@ -254,9 +254,18 @@ class Trainer:
             for prefix, info in summary.items():
                 _print_rank0(f"> dataset {prefix}: {info['documents']} documents, {info['tokens']} tokens")
         dp_rank = ps.get_data_parallel_rank()
-        self.train_iter = data.PretrainingBatches(train_ds, self.state.consumed_train_samples, args, dp_rank)
+
+        def batches(dataset, consumed: int, cyclic: bool):
+            """One iterator per model chunk (virtual pipeline stages each read every micro-batch)."""
+            its = [
+                data.PretrainingBatches(dataset, consumed, args, dp_rank, cyclic=cyclic)
+                for _ in range(len(self.model))
+            ]
+            return its if len(its) > 1 else its[0]
+
+        self.train_iter = batches(train_ds, self.state.consumed_train_samples, cyclic=False)
         self.valid_iter = (
-            data.PretrainingBatches(valid_ds, self.state.consumed_valid_samples, args, dp_rank, cyclic=True)
+            batches(valid_ds, self.state.consumed_valid_samples, cyclic=True)
             if valid_ds is not None and args.eval_iters > 0
             else None
         )
@@ -280,9 +289,6 @@ class Trainer:
             sync = [lambda x, i=i: self.optimizer.finish_param_sync(i, x) for i in range(len(self.model))]
             config.param_sync_func = sync[0] if len(sync) == 1 else sync
 
-    def _iterators(self, it):
-        return [it] * len(self.model) if len(self.model) > 1 else it
-
     def train_step(self):
         args = self.args
         for m in self.model:
@@ -290,7 +296,7 @@ class Trainer:
         self.optimizer.zero_grad()
         losses = self.forward_backward(
             forward_step_func=partial(_forward_step, self.device.torch_device),
-            data_iterator=self._iterators(self.train_iter),
+            data_iterator=self.train_iter,
             model=self.model,
             num_microbatches=args.num_microbatches,
             seq_length=args.seq_length,
@@ -317,7 +323,7 @@ class Trainer:
             for _ in range(args.eval_iters):
                 losses = self.forward_backward(
                     forward_step_func=partial(_forward_step, self.device.torch_device),
-                    data_iterator=self._iterators(self.valid_iter),
+                    data_iterator=self.valid_iter,
                     model=self.model,
                     num_microbatches=args.num_microbatches,
                     seq_length=args.seq_length,
