@@ -3,7 +3,9 @@
 The space: TP over the divisors of the GPUs per node (TP never crosses a node), PP over the
 divisors of the layer count, CP in 1, 2, 4, 8 (sequence divisible by 2 CP), EP over the divisors
 of the expert count (MoE only), virtual stages (interleaving) where each stage has several layers,
-micro-batch 1, 2, 4, 8, recomputation none / selective / full (uniform, 1 layer), the distributed
+micro-batch 1, 2, 4, 8, recomputation none / full (uniform, 1 layer) / selective (only with
+``--attention-backend unfused``: flash and fused attention never store the score matrix that
+selective recomputation drops, so it would only cost time), the distributed
 optimizer on or off, and sequence parallel on whenever TP > 1 (it is never worse). Anything the
 caller pins (``fixed``) is not searched. Each candidate is checked with the same rules and memory
 model as a single plan; the ranking key is the estimated tokens per second (ties: less memory).
@@ -47,7 +49,12 @@ def candidate_layouts(
     else:
         eps = [1]
     mbss = [base.micro_batch_size] if "micro_batch_size" in fixed else list(MICRO_BATCHES)
-    recs = [base.recompute_granularity] if "recompute_granularity" in fixed else list(RECOMPUTE)
+    if "recompute_granularity" in fixed:
+        recs = [base.recompute_granularity]
+    elif m.attention_backend == "unfused":
+        recs = list(RECOMPUTE)
+    else:  # flash/fused attention stores no score matrix: selective recompute would save nothing
+        recs = [None, "full"]
     distopts = [base.use_distributed_optimizer] if "use_distributed_optimizer" in fixed else [True, False]
     for tp, pp, cp in itertools.product(tps, pps, cps):
         mp = tp * pp * cp
