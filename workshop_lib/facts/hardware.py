@@ -1,6 +1,8 @@
 """GPUs and the instance types that carry them.
 
-Numbers are the vendors' published *dense* figures (no structured sparsity). Memory is what
+Numbers are the vendors' published *dense* figures (no structured sparsity): bf16 peak 312 TFLOP/s
+(A100), 989 (H100/H200 SXM), 2250 (B200); FP8 twice the bf16 figure; NVLink per direction 300 GB/s
+(A100, NVLink 3), 450 (H100/H200, NVLink 4), 900 (B200, NVLink 5). Memory is what
 ``nvidia-smi`` reports as total for the part, which is what a training process can plan against
 before the CUDA context and allocator overheads (those are an explicit allowance in ``plan``).
 
@@ -33,9 +35,9 @@ class GPU:
 GPUS: dict[str, GPU] = {
     g.key: g
     for g in (
-        # A10G is the AWS variant of the A10 (g5); AWS quotes ~250 TOPS sparse for g5.xlarge's GPU
-        # class; the A10 datasheet gives 125 TFLOP/s dense BF16 at a higher clock than the A10G runs,
-        # so we use the figure measured by matmul benchmarks on g5 (~70 TFLOP/s).
+        # A10G is AWS's variant of the A10 (g5). Its dense BF16/FP16 tensor peak is 70 TFLOP/s (140
+        # with sparsity): the A10's datasheet 125 TFLOP/s does not apply, since the A10G trades tensor
+        # throughput for CUDA-core throughput (35 vs 31.2 TFLOP/s FP32). No FP8, no NVLink (PCIe 4.0).
         GPU("a10g", "NVIDIA A10G 24GB", 23028 * MIB, 70.0, None, 600e9, 0.0, 32e9),
         GPU("a100-40gb", "NVIDIA A100-SXM4-40GB", 40960 * MIB, 312.0, None, 1555e9, 300e9, 32e9),
         GPU("a100-80gb", "NVIDIA A100-SXM4-80GB", 81920 * MIB, 312.0, None, 2039e9, 300e9, 32e9),

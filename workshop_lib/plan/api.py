@@ -249,6 +249,7 @@ def plan(
     if details:
         out["details"] = {
             "model": m.name,
+            "notes": list(m.notes),
             "world_size": world,
             "gpu": cl.gpu,
             "gpu_memory_bytes": gpu.memory_bytes,

@@ -67,6 +67,7 @@ class ModelConfig:
     moe_layer_freq: int = 1
     qk_layernorm: bool = False
     name: str = "custom"
+    notes: tuple[str, ...] = ()  # how flags were interpreted (shown in the plan's details)
 
     # Derived values, resolved as Megatron resolves them.
     @property
@@ -344,12 +345,30 @@ def model_from_args(
     for flag, (attr, val) in MODEL_BOOL_FLAGS.items():
         if flag in args and _bool(flag, args[flag]):
             kw[attr] = val
-    if "group-query-attention" in args and _bool("group-query-attention", args["group-query-attention"]):
+    notes: list[str] = []
+    gqa = "group-query-attention" in args and _bool("group-query-attention", args["group-query-attention"])
+    if gqa:
         kw.setdefault("num_query_groups", kw.get("num_query_groups") or 1)
-    if "vocab_size" not in kw and "tokenizer-model" in args and (base is None):
-        size = tokenizer_vocab_size(str(args["tokenizer-model"]))
+    elif "num_query_groups" in kw and (base is None or not base.num_query_groups):
+        # Megatron uses --num-query-groups only together with --group-query-attention.
+        kw.pop("num_query_groups")
+        notes.append("--num-query-groups is ignored without --group-query-attention (as Megatron does)")
+    if "vocab_size" not in kw and base is None:
+        size = tokenizer_vocab_size(str(args["tokenizer-model"])) if "tokenizer-model" in args else None
         if size:
             kw["vocab_size"] = size
+            notes.append(f"vocabulary size {size} read from the tokenizer {args['tokenizer-model']}")
+        else:
+            where = (
+                f"the tokenizer {args['tokenizer-model']} is not readable here"
+                if "tokenizer-model" in args
+                else "no --vocab-size or tokenizer"
+            )
+            notes.append(
+                f"vocabulary size assumed {DEFAULT_VOCAB_SIZE} (GPT-2): {where}; pass --vocab-size to be exact"
+            )
+    if notes:
+        kw["notes"] = tuple(notes)
     missing: list[str] = []
     if base is not None:
         return replace(base, **kw), missing
