@@ -136,12 +136,18 @@ def reference_library(tokenizer_dir: Path, corpus: Path, megabytes: float = 5.0)
     return size / 1e6 / (time.perf_counter() - t)
 
 
+# Runs prep-data in a fresh interpreter and reports that process's own peak RSS (VmHWM of its memory
+# map; ru_maxrss would include the benchmark's memory copied at fork time).
+_CHILD = (
+    "import re, sys; from workshop_lib.cli import main; rc = main(sys.argv[1:]); "
+    "hwm = re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read()).group(1); "
+    "print('VmHWM_KB=' + hwm, file=sys.stderr); sys.exit(rc)"
+)
+
+
 def run_prep(tokenizer_dir: Path, corpus: Path, out: Path, workers: int) -> dict:
-    """workshop prep-data as its own process: its JSON summary, wall seconds and peak RSS (bytes)."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "workshop_lib.cli",
+    """workshop prep-data as its own process: its JSON summary, wall seconds, CPU seconds, peak RSS."""
+    args = [
         "prep-data",
         "--input",
         str(corpus),
@@ -157,18 +163,18 @@ def run_prep(tokenizer_dir: Path, corpus: Path, out: Path, workers: int) -> dict
     ]
     t = time.perf_counter()
     with open(f"{out}.stdout", "wb+") as so, open(f"{out}.stderr", "wb+") as se:
-        proc = subprocess.Popen(cmd, stdout=so, stderr=se, cwd=REPO)
-        _, status, usage = os.wait4(proc.pid, 0)  # the child's own rusage (peak RSS)
+        proc = subprocess.Popen([sys.executable, "-c", _CHILD, *args], stdout=so, stderr=se, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)  # the child's own CPU time
         proc.returncode = os.waitstatus_to_exitcode(status)
         wall = time.perf_counter() - t
         so.seek(0)
         se.seek(0)
-        stdout, stderr = so.read(), se.read()
+        stdout, stderr = so.read(), se.read().decode()
     if proc.returncode != 0:
-        raise SystemExit(f"prep-data failed: {stderr.decode()[-2000:]}")
+        raise SystemExit(f"prep-data failed: {stderr[-2000:]}")
     summary = json.loads(stdout)
     summary["wall_seconds"] = wall
-    summary["peak_rss_bytes"] = usage.ru_maxrss * 1024
+    summary["peak_rss_bytes"] = int(stderr.rsplit("VmHWM_KB=", 1)[1].split()[0]) * 1024
     summary["cpu_seconds"] = usage.ru_utime + usage.ru_stime
     return summary
 

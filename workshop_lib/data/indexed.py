@@ -227,9 +227,9 @@ class IndexedDatasetWriter:
         """Write the .idx, fsync, and rename both files into place; returns (bin, idx)."""
         tmp_idx = temp_path_for(self.final_idx)
         try:
+            self._bin.flush()
+            os.fsync(self._bin.fileno())  # the side files are read back below, not kept
             for fh in (self._bin, self._len, self._doc):
-                fh.flush()
-                os.fsync(fh.fileno())
                 fh.close()
             with open(tmp_idx, "wb") as out:
                 out.write(MAGIC + struct.pack("<QB", VERSION, CODE_OF[self.dtype]))

@@ -37,6 +37,9 @@ from .tokenizer import TokenizerAdapter
 
 MAX_PRINTED_BAD_LINES = 20
 ENCODE_IN_FLIGHT = 2  # chunks the engine encodes at the same time
+# Staged chunks waiting for the engine: cheap (a staged chunk's mapping is already released), and a
+# deeper queue lets the reader bank chunks while the engine is busy instead of stalling it later.
+PREFETCH_DEPTH = 4
 
 
 def output_prefix_for(prefix: str | Path, key: str) -> str:
@@ -92,7 +95,9 @@ class PrepResult:
         }
 
 
-STAGE_SLOTS = 8  # > chunks that can be staged but not yet encoded: queue (2) + encoding (2) + staging (1)
+STAGE_SLOTS = (
+    8  # > chunks staged but not yet encoded: PREFETCH_DEPTH (4) + ENCODE_IN_FLIGHT (2) + one being staged
+)
 
 
 def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Iterator[tuple[Chunk, str | None]]:
@@ -225,7 +230,7 @@ def prep_data(
         pool = ThreadPoolExecutor(max_workers=ENCODE_IN_FLIGHT, thread_name_prefix="prep-data-encode")
         pending: deque = deque()
         try:
-            chunks = _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir))
+            chunks = _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir), PREFETCH_DEPTH)
             while True:
                 item = next(chunks, None)
                 if item is not None:
