@@ -2,15 +2,21 @@
 
 For each input chunk (whole lines, ~32 MB) and each JSON key:
 
-1. fast path: the chunk goes to gigatoken, which reads the JSON and tokenizes it in Rust on all
-   worker threads; cheap byte counts (one row per line, every line ends with ``}``) confirm that
-   every line was a good document;
+1. fast path: the chunk (a plain file's chunk is staged into a scratch file, so memory stays flat)
+   goes to gigatoken, which reads the JSON and tokenizes it in Rust on all worker threads; two cheap
+   checks (one result row per line, every line ends with ``}``) confirm that every line was a good
+   document, since gigatoken silently drops lines it cannot use. Known limit: a line holding a good
+   object followed by a second object (``{..} {..}``) is read as its first object on this path;
+2. otherwise (a bad line somewhere in the chunk, or a tokenizer gigatoken does not run) the chunk is
+   parsed strictly in Python (``json.loads`` per line), every bad line is named, and the good texts
+   are encoded in one batch;
 2. otherwise (a bad line somewhere in the chunk, or a tokenizer gigatoken does not run) the chunk is
    parsed strictly in Python, every bad line is named, and the good texts are encoded in one batch;
 3. EOD is appended to each non-empty document with numpy (no per-document Python), and the tokens are
    streamed into :class:`IndexedDatasetWriter` (the bytes of megatron-core's IndexedDatasetBuilder).
 
-Document order is input order whatever ``workers`` is, so the output does not depend on it.
+Two chunks are in the engine at once and a reader thread stages the next ones; results are written
+strictly in input order, so the output does not depend on ``workers`` or on timing.
 """
 
 from __future__ import annotations
