@@ -352,7 +352,7 @@ def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIs
             "no --bf16: Megatron trains in fp32 (16 bytes/param of model state, no tensor-core speed-up).",
             "add --bf16.",
         )
-    if par.fp16 and cl.gpu != "a10g":
+    if par.fp16:
         warn(
             "fp16-loss-scaling",
             "--fp16 needs loss scaling and can skip iterations; bf16 does not.",
