@@ -114,22 +114,26 @@ def scan_lines(data: bytes | memoryview) -> tuple[int, bool]:
     return len(ends), bool((before >= 0).all() and (last == 125).all())
 
 
+def _chunk_size(chunk_bytes: int, index: int) -> int:
+    return max(1, min(chunk_bytes, (chunk_bytes // 8) << index))
+
+
 def iter_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[Chunk]:
     """Yield ``path`` as line-aligned chunks of about ``chunk_bytes`` (default CHUNK_BYTES) uncompressed bytes.
 
-    The first chunk is an eighth of that, so the tokenizer starts while the next one is read.
+    Chunks grow from an eighth of that (4, 8, 16, 32 MB by default), so the tokenizer starts at once
+    and each chunk is read while the previous, half as large, one is tokenized.
     """
     chunk_bytes = chunk_bytes or CHUNK_BYTES
     if not path.name.endswith((".gz", ".zst", ".zstd")):
         yield from _iter_mapped(path, chunk_bytes)
         return
     raw, stream = _open(path)
-    line = 1
-    first = True
+    line, first, index = 1, True, 0
     try:
         while True:
             try:
-                data = stream.read(max(1, chunk_bytes // 8) if first else chunk_bytes)
+                data = stream.read(_chunk_size(chunk_bytes, index))
                 if data and not data.endswith(b"\n"):
                     data += stream.readline()
                 more = bool(stream.peek(1)) if hasattr(stream, "peek") else False
@@ -141,6 +145,7 @@ def iter_chunks(path: Path, chunk_bytes: int | None = None) -> Iterator[Chunk]:
             yield Chunk(path, line, data, n, first and not more, raw.tell(), clean)
             line += n
             first = False
+            index += 1
             if not more:
                 return
     finally:
@@ -156,10 +161,10 @@ def _iter_mapped(path: Path, chunk_bytes: int) -> Iterator[Chunk]:
     """
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
-        pos, line, first = 0, 1, True
+        pos, line, first, index = 0, 1, True, 0
         while pos < size:
             start = pos - pos % mmap.ALLOCATIONGRANULARITY
-            want = max(1, chunk_bytes // 8) if first else chunk_bytes
+            want = _chunk_size(chunk_bytes, index)
             target, margin = pos + want, 1 << 20
             while True:
                 mapped_end = size if target >= size else min(size, target + margin)
@@ -181,7 +186,7 @@ def _iter_mapped(path: Path, chunk_bytes: int) -> Iterator[Chunk]:
             yield Chunk(path, line, view, n, first and end == size, end, clean, offset=pos)
             del view, mm
             line += n
-            pos, first = end, False
+            pos, first, index = end, False, index + 1
 
 
 @dataclass
