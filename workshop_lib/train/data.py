@@ -12,7 +12,6 @@ very next sample.
 from __future__ import annotations
 
 import argparse
-import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -43,10 +42,13 @@ def _split_bounds(weights: list[float], n: int) -> list[tuple[int, int] | None]:
 
 
 def check_split_plan(args: argparse.Namespace) -> dict:
-    """Verify every prefix and split can deliver samples; returns a summary for the log."""
-    with warnings.catch_warnings():  # megatron-core's import notes that Apex/TE are missing
-        warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")
-        from megatron.core.datasets.indexed_dataset import IndexedDataset
+    """Verify every prefix and split can deliver samples; returns a summary for the log.
+
+    megatron-core splits a prefix by sequences (one per non-empty document in prep-data's output),
+    so the check counts sequences the same way. It reads only the ``.idx`` (the data room's
+    numpy reader; no megatron-core import), so ``workshop train`` runs it before starting.
+    """
+    from ..data.indexed import IndexedDatasetReader
 
     prefixes, _weights = args.blend
     wanted = target_samples(args)
@@ -59,35 +61,29 @@ def check_split_plan(args: argparse.Namespace) -> dict:
                     "without the extension (e.g. runs/workshop/data/techpulse_text_document)"
                 )
         try:
-            ds = IndexedDataset(prefix, mmap=True)
-        except Exception as exc:  # noqa: BLE001 - a corrupt index should be one clear line
-            raise UsageError(
-                f"--data-path {prefix}: cannot read the index ({exc}); re-run prep-data"
-            ) from None
-        lengths = np.asarray(ds.sequence_lengths, dtype=np.int64)
-        docs = len(ds.document_indices) - 1
-        doc_tokens = np.add.reduceat(lengths, ds.document_indices[:-1]) if docs else np.zeros(0, np.int64)
+            lengths = np.asarray(IndexedDatasetReader(prefix).lengths, dtype=np.int64)
+        except UsageError as exc:
+            raise UsageError(f"--data-path {prefix}: {exc}") from None
+        n = len(lengths)
         rows = {}
-        for name, bounds, want in zip(
-            SPLIT_NAMES, _split_bounds(args.split_weights, docs), wanted, strict=True
-        ):
+        for name, bounds, want in zip(SPLIT_NAMES, _split_bounds(args.split_weights, n), wanted, strict=True):
             if bounds is None or want == 0:
                 rows[name] = {"documents": 0 if bounds is None else bounds[1] - bounds[0], "tokens": 0}
                 continue
             n_docs = bounds[1] - bounds[0]
-            tokens = int(doc_tokens[bounds[0] : bounds[1]].sum())
+            tokens = int(lengths[bounds[0] : bounds[1]].sum())
             rows[name] = {"documents": n_docs, "tokens": tokens}
             if n_docs == 0 or tokens < args.seq_length + 1:
                 raise UsageError(
                     f"--split {args.split!r} leaves the {name} split of {prefix} with {n_docs} documents "
-                    f"({tokens} tokens) of {docs}, less than one sequence of {args.seq_length + 1} tokens; "
+                    f"({tokens} tokens) of {n}, less than one sequence of {args.seq_length + 1} tokens; "
                     + (
                         "use --eval-iters 0 (no validation) or a larger validation share"
                         if name != "train"
                         else "use more data or a larger train share"
                     )
                 )
-        summary[prefix] = {"documents": docs, "tokens": int(lengths.sum()), "splits": rows}
+        summary[prefix] = {"documents": n, "tokens": int(lengths.sum()), "splits": rows}
     return summary
 
 
