@@ -227,7 +227,6 @@ def prep_data(
     writers = {k: IndexedDatasetWriter(output_prefix_for(output_prefix, k), dtype) for k in keys}
     stage_dir = Path(tempfile.mkdtemp(prefix=".prep-stage-", dir=out_dir))
     start = time.perf_counter()
-    printed = 0
     try:
         done_disk = 0
         last_file = None
@@ -247,18 +246,14 @@ def prep_data(
                     continue
                 chunk, future = pending.popleft()
                 encoded, bad = future.result()
-                if encoded is None:  # the strict path found bad lines
-                    texts, bad = bad
-                    if on_bad_line == "fail":
-                        raise UsageError(
-                            f"{bad[0]}; fix the line or pass --on-bad-line skip (nothing was written)"
-                        )
-                    result.bad_lines.extend(bad)
-                    for b in bad:
-                        if printed < MAX_PRINTED_BAD_LINES:
-                            _write(bar, f"prep-data: skipped {b}")
-                        printed += 1
-                    encoded = {k: tokenizer.encode(texts[k]) for k in keys}
+                if bad and on_bad_line == "fail":
+                    raise UsageError(
+                        f"{bad[0]}; fix the line or pass --on-bad-line skip (nothing was written)"
+                    )
+                for b in bad or ():
+                    if len(result.bad_lines) < MAX_PRINTED_BAD_LINES:
+                        _write(bar, f"prep-data: skipped {b}")
+                    result.bad_lines.append(b)
                 if bad is None:
                     result.fast_chunks += 1
                 else:
@@ -281,11 +276,9 @@ def prep_data(
             for _, f in pending:
                 f.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-        if printed > MAX_PRINTED_BAD_LINES:
-            _write(
-                bar,
-                f"prep-data: ... and {printed - MAX_PRINTED_BAD_LINES} more bad lines (all in --json bad_lines)",
-            )
+        if len(result.bad_lines) > MAX_PRINTED_BAD_LINES:
+            more = len(result.bad_lines) - MAX_PRINTED_BAD_LINES
+            _write(bar, f"prep-data: ... and {more} more bad lines (all in --json bad_lines)")
         for k in keys:
             b, i = writers[k].finalize()
             result.outputs += [str(b), str(i)]
@@ -309,8 +302,8 @@ def prep_data(
 
 
 def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: list[str]):
-    """Encode one chunk: ``(encoded, None)`` on the fast path, ``(encoded, [])`` on the strict path when
-    all lines are good, or ``(None, (texts, bad_lines))`` when some are bad (the caller decides)."""
+    """Encode one chunk: ``(encoded, None)`` on the fast path, ``(encoded, bad_lines)`` on the strict
+    path, where ``encoded`` maps each key to (flat ids, per-document lengths) of the good lines."""
     if path and chunk.clean:
         out = {}
         for k in keys:
@@ -321,9 +314,7 @@ def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: l
         else:
             return out, None
     texts, bad = parse_chunk(chunk, keys)
-    if bad:
-        return None, (texts, bad)
-    return {k: tok.encode(texts[k]) for k in keys}, []
+    return {k: tok.encode(texts[k]) for k in keys}, bad
 
 
 def _progress_bar(total: int, enabled: bool):
