@@ -22,9 +22,9 @@ def length_histogram(lengths: np.ndarray, bins: int = 10) -> list[dict]:
     ]
 
 
-def document_lengths(prefix: str) -> np.ndarray:
+def document_lengths(dataset: str | IndexedDatasetReader) -> np.ndarray:
     """Tokens per document (0 for empty documents), from the index alone."""
-    ds = IndexedDatasetReader(prefix)
+    ds = dataset if isinstance(dataset, IndexedDatasetReader) else IndexedDatasetReader(dataset)
     seq_ends = np.concatenate(([0], np.cumsum(ds.lengths, dtype=np.int64)))
     return np.diff(seq_ends[np.asarray(ds.document_indices)])
 
@@ -33,7 +33,7 @@ def inspect_dataset(
     prefix: str, *, tokenizer: TokenizerAdapter | None = None, samples: int = 3, max_chars: int = 400
 ) -> dict:
     ds = IndexedDatasetReader(prefix)
-    doc_lengths = document_lengths(prefix)
+    doc_lengths = document_lengths(ds)
     nonempty = doc_lengths[doc_lengths > 0]
     report = {
         "prefix": strip_suffix(prefix),
