@@ -104,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--num-experts", type=int, default=None)
     g.add_argument("--moe-router-topk", type=int, default=2)
     g.add_argument("--moe-ffn-hidden-size", type=int, default=None)
+    g.add_argument("--moe-shared-expert-intermediate-size", type=int, default=None)
+    g.add_argument("--moe-layer-freq", type=int, default=1, help="every N-th layer is an MoE layer")
     g.add_argument(
         "--moe-router-load-balancing-type",
         choices=("aux_loss", "seq_aux_loss", "sinkhorn", "none"),
@@ -393,6 +395,10 @@ def _validate(args: argparse.Namespace) -> None:
         if args.moe_router_topk > args.num_experts:
             raise UsageError(
                 f"--moe-router-topk {args.moe_router_topk} exceeds --num-experts {args.num_experts}"
+            )
+        if args.moe_shared_expert_intermediate_size and not args.disable_bias_linear:
+            raise UsageError(
+                "--moe-shared-expert-intermediate-size needs --disable-bias-linear (megatron-core)"
             )
     elif args.expert_model_parallel_size > 1:
         raise UsageError("--expert-model-parallel-size > 1 needs --num-experts")

@@ -1,7 +1,7 @@
 """Building the GPT model from megatron-core's parts.
 
 ``transformer_config(args, device)`` maps Megatron-LM flags onto megatron-core's
-``TransformerConfig``; ``layer_spec`` picks the Transformer Engine spec where TE and CUDA are
+``TransformerConfig``; ``stage_spec`` picks the Transformer Engine spec where TE and CUDA are
 present and the local spec otherwise (with :class:`SDPACoreAttention` on the CPU);
 ``build_model`` returns the model chunks (one per virtual pipeline stage) wrapped in megatron-core's
 ``DistributedDataParallel``.
@@ -90,6 +90,8 @@ def transformer_config(args: argparse.Namespace, device: Device):
         moe_aux_loss_coeff=args.moe_aux_loss_coeff,
         moe_token_dispatcher_type=args.moe_token_dispatcher_type,
         moe_grouped_gemm=args.moe_grouped_gemm,
+        moe_layer_freq=args.moe_layer_freq,
+        moe_shared_expert_intermediate_size=args.moe_shared_expert_intermediate_size,
         bf16=args.bf16,
         fp16=args.fp16,
         params_dtype=dtype,
@@ -107,50 +109,49 @@ def transformer_config(args: argparse.Namespace, device: Device):
     ), use_te
 
 
-def layer_spec(args: argparse.Namespace, config, use_te: bool):
-    """The layer spec: Transformer Engine's with TE + CUDA, else local with a CPU-capable attention."""
+def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | None):
+    """The layer spec(s) of this pipeline stage, as megatron-core's ``pretrain_gpt`` picks them.
+
+    Transformer Engine's spec with TE + CUDA, megatron-core's local spec otherwise; MoE models
+    use ``get_gpt_decoder_block_spec`` (dense and expert layers by ``--moe-layer-freq``). Without
+    CUDA every layer gets :class:`SDPACoreAttention` and :class:`SequenceParallelNorm`, and the
+    block's final norm too.
+    """
     from megatron.core.models.gpt.gpt_layer_specs import (
+        get_gpt_decoder_block_spec,
         get_gpt_layer_local_spec,
         get_gpt_layer_with_transformer_engine_spec,
     )
-
-    if use_te:
-        return get_gpt_layer_with_transformer_engine_spec(
-            num_experts=args.num_experts,
-            moe_grouped_gemm=args.moe_grouped_gemm,
-            qk_layernorm=args.qk_layernorm,
-        )
-    spec = get_gpt_layer_local_spec(
-        num_experts=args.num_experts,
-        moe_grouped_gemm=False,
-        qk_layernorm=args.qk_layernorm,
-        normalization=args.normalization,
-    )
-    if torch.cuda.is_available():
-        return spec
-    from .attention import SDPACoreAttention, SequenceParallelNorm
-
-    attention = spec.submodules.self_attention
-    attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
-    spec.submodules = replace(
-        spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
-    )
-    return spec
-
-
-def block_spec(config, spec, vp_stage: int | None):
-    """This stage's layers plus the final norm (the CPU norm there too when no CUDA)."""
     from megatron.core.transformer.transformer_block import (
         TransformerBlockSubmodules,
         get_num_layers_to_build,
     )
 
+    if args.num_experts:
+        block = get_gpt_decoder_block_spec(
+            config, use_transformer_engine=use_te, normalization=args.normalization, vp_stage=vp_stage
+        )
+    elif use_te:
+        return get_gpt_layer_with_transformer_engine_spec(
+            qk_layernorm=args.qk_layernorm, moe_grouped_gemm=args.moe_grouped_gemm
+        )
+    else:
+        layer = get_gpt_layer_local_spec(qk_layernorm=args.qk_layernorm, normalization=args.normalization)
+        if torch.cuda.is_available():
+            return layer
+        n = get_num_layers_to_build(config, vp_stage=vp_stage)
+        block = TransformerBlockSubmodules(layer_specs=[layer] * n, layer_norm=None)
     if torch.cuda.is_available():
-        return spec
-    from .attention import SequenceParallelNorm
+        return block
+    from .attention import SDPACoreAttention, SequenceParallelNorm
 
-    n = get_num_layers_to_build(config, vp_stage=vp_stage)
-    return TransformerBlockSubmodules(layer_specs=[spec] * n, layer_norm=SequenceParallelNorm)
+    for spec in {id(s): s for s in block.layer_specs}.values():
+        attention = spec.submodules.self_attention
+        attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
+        spec.submodules = replace(
+            spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
+        )
+    return TransformerBlockSubmodules(layer_specs=block.layer_specs, layer_norm=SequenceParallelNorm)
 
 
 def padded_vocab_size(vocab_size: int, args: argparse.Namespace) -> int:
@@ -166,14 +167,13 @@ def build_model(args: argparse.Namespace, device: Device, vocab_size: int):
     from megatron.core.models.gpt import GPTModel
 
     config, use_te = transformer_config(args, device)
-    spec = layer_spec(args, config, use_te)
     vp = args.virtual_pipeline_model_parallel_size
     chunks = []
     for vp_stage in range(vp or 1):
         stage = vp_stage if vp else None
         model = GPTModel(
             config=config,
-            transformer_layer_spec=block_spec(config, spec, stage),
+            transformer_layer_spec=stage_spec(args, config, use_te, stage),
             vocab_size=vocab_size,
             max_sequence_length=args.max_position_embeddings,
             pre_process=ps.is_pipeline_first_stage(ignore_virtual=False, vp_stage=stage),

@@ -155,6 +155,8 @@ def _flops_per_iteration(args: argparse.Namespace, vocab_size: int) -> float:
         num_experts=args.num_experts,
         moe_router_topk=args.moe_router_topk,
         moe_ffn_hidden_size=args.moe_ffn_hidden_size if args.num_experts else None,
+        moe_shared_expert_intermediate_size=args.moe_shared_expert_intermediate_size,
+        moe_layer_freq=args.moe_layer_freq,
         vocab_pad_tp=args.tensor_model_parallel_size,
     )
     return megatron_flops(m, args.global_batch_size)
