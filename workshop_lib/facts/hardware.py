@@ -98,9 +98,7 @@ def instance(name: str) -> Instance:
     if key not in INSTANCES:
         from ..errors import UsageError
 
-        raise UsageError(
-            f"instance_type: unknown {name!r}; choose one of {', '.join(sorted(INSTANCES))}"
-        )
+        raise UsageError(f"instance_type: unknown {name!r}; choose one of {', '.join(sorted(INSTANCES))}")
     return INSTANCES[key]
 
 
