@@ -376,6 +376,9 @@ def test_calculator_widget_updates_without_browser(tmp_path):
     )
     calc.set(TP=4)
     assert calc.memory_total_bytes() < before
+    calc.set(PP=2)
+    assert calc.memory_out.value.count("wl-seg-weights") == 2  # a bar for the first and the last stage
+    calc.set(PP=1)
     calc.set(TP=3)
     assert any("TP=3" in e for e in calc.errors())
     assert "TP=3" in calc.errors_out.value

@@ -328,6 +328,26 @@ class Calculator:
     def warnings(self) -> list[str]:
         return list(self.plan.get("warnings", []))
 
+    def stage_memory(self) -> dict[int, dict[str, float]]:
+        """Memory of one GPU of the first and the last pipeline stage (one entry without PP)."""
+        from ..plan.config import parallel_from_args
+        from ..plan.memory import memory_per_gpu
+        from ..plan.model import count_params
+
+        norm = normalize_args(self.args())
+        m, _ = model_from_args(norm)
+        par = parallel_from_args(norm)
+        m = m.with_(vocab_pad_tp=par.tp)
+        cl = self.cluster()
+        n_mb = self.plan.get("num_microbatches")
+        counts = count_params(m, par)
+        out = {}
+        for stage in sorted({0, max(par.pp, 1) - 1}):
+            mb = memory_per_gpu(m, par, counts, cl.world_size, n_mb, stage)
+            out[stage] = {"weights": mb.weights, "gradients": mb.gradients, "optimizer": mb.optimizer,
+                          "activations": mb.activations, "allowance": mb.allowance}  # fmt: skip
+        return out
+
     # ---- drawing -------------------------------------------------------------------------------
     def compute(self) -> dict[str, Any]:
         norm = normalize_args(self.args())
@@ -362,9 +382,14 @@ class Calculator:
             )
             stage = d.get("memory_stage", 0)
             label = "first stage" if stage == 0 else f"stage {stage}"
+            rows = [memory_bar_html(bars, gpu_bytes, f"GPU ({label})", scale)]
+            for other, mem_o in self.stage_memory().items():
+                if other != stage:
+                    name = "first stage" if other == 0 else "last stage"
+                    rows.append(memory_bar_html(mem_o, gpu_bytes, f"GPU ({name})", scale))
             self.memory_out.value = (
                 f"<b>Memory per GPU</b> (busiest GPU: {label}) &nbsp; {legend}"
-                + memory_bar_html(bars, gpu_bytes, f"GPU ({label})", scale)
+                + "".join(rows)
                 + '<div style="font-size:90%;color:#555">'
                 + ", ".join(f"{k} {bars[k] / GIB:.1f} GiB" for k in bars)
                 + f" · red line: {gpu_bytes / GIB:.0f} GiB of GPU memory</div>"
