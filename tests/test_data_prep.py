@@ -217,7 +217,7 @@ def test_sigkill_mid_run_leaves_no_bin_or_idx(tmp_path):
     corpus = tmp_path / "big.jsonl"
     data = SAMPLE_CORPUS.read_bytes()
     with open(corpus, "wb") as fh:
-        for _ in range(12):
+        for _ in range(40):
             fh.write(data)
     out = tmp_path / "out"
     proc = subprocess.Popen(
