@@ -90,3 +90,33 @@ def test_split_arithmetic_matches_megatron(split, n):
         None if m is None else (int(round(m[0] * float(n))), int(round(m[1] * float(n)))) for m in matrix
     ]
     assert split_ranges(parse_split(split), n) == expected
+
+
+def test_tiktokenizer_ids_equal_megatrons_tiktoken_tokenizer(tmp_path):
+    import base64
+
+    tt_mod = pytest.importorskip("megatron.core.tokenizers.text.libraries.tiktoken_tokenizer")
+    from test_data_prep import _tiktoken_ranks
+
+    ranks = _tiktoken_ranks(tmp_path)
+    path = tmp_path / "vocab.json"
+    path.write_text(
+        json.dumps(
+            [
+                {"rank": i, "token_bytes": base64.b64encode(b).decode(), "token_str": ""}
+                for i, b in enumerate(ranks)
+            ]
+        )
+    )
+    theirs = tt_mod.TikTokenTokenizer(str(path), vocab_size=len(ranks) + 1000)
+    ours = load_tokenizer("TikTokenizer", path)
+    texts = (
+        [json.loads(line)["text"] for line in SAMPLE_CORPUS.open(encoding="utf-8")][:50]
+        + TEXTS
+        + ["x</s>y<pad>"]
+    )
+    flat, lengths = ours.encode(texts)
+    ends = np.cumsum(lengths)
+    for text, end, n in zip(texts, ends, lengths, strict=True):
+        assert flat[end - n : end].tolist() == theirs.text_to_ids(text)
+    assert (ours.eod, ours.vocab_size) == (theirs.eod, theirs.vocab_size)

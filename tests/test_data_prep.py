@@ -380,6 +380,8 @@ def test_tiktokenizer_megatron_json_and_openai_file(tmp_path, cli):
     assert tt.eod == 2 and tt.vocab_size == len(ranks) + 1000 and tt.engine == "tiktoken"
     flat, lengths = tt.encode(["hello world", ""])
     assert lengths[1] == 0 and flat.min() >= 1000 and tt.decode(flat) == "hello world"
+    flat, _ = tt.encode(["a</s>b<unk>"])  # Megatron encodes with allowed_special="all": </s> is 2
+    assert 2 in flat.tolist() and 0 in flat.tolist() and tt.decode(flat) == "a</s>b<unk>"
     res = cli(
         "prep-data",
         "--input",

@@ -99,7 +99,9 @@ class TokenizerAdapter:
         lengths = np.fromiter((len(x) for x in ids), dtype=np.int64, count=len(ids))
         flat = np.fromiter((t for x in ids for t in x), dtype=np.int64, count=int(lengths.sum()))
         if self.id_offset:
-            flat = flat + self.id_offset
+            # Megatron's ids: its specials are 0..offset-1 (tiktoken numbered them from vocab_size up),
+            # the ranks follow them
+            flat = np.where(flat >= self.vocab_size, flat - self.vocab_size, flat + self.id_offset)
         return flat, lengths
 
     # --- decoding -------------------------------------------------------------------------------
@@ -313,7 +315,9 @@ def _attach_gigatoken(adapter: TokenizerAdapter, *, required: bool) -> None:
                 adapter.fast, adapter.engine, adapter.fast_files = fast, "gigatoken", True
                 return
             reason = "gigatoken's ids differ from the reference library's on the probe text"
-        except Exception as exc:  # noqa: BLE001 - any load failure means: use the reference library
+        except BaseException as exc:  # noqa: BLE001 - a Rust panic is a BaseException; any failure: fall back
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
             reason = f"gigatoken cannot load this tokenizer ({type(exc).__name__}: {str(exc)[:120]})"
     if required:
         raise UsageError(f"--engine gigatoken: {reason}; use --engine auto")
