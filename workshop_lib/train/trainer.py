@@ -21,7 +21,7 @@ from functools import partial
 import torch
 
 from ..errors import UsageError
-from . import arguments
+from . import arguments, log
 
 
 def _print_rank0(msg: str) -> None:
@@ -31,11 +31,6 @@ def _print_rank0(msg: str) -> None:
 
 def _is_last_rank() -> bool:
     return torch.distributed.get_rank() == torch.distributed.get_world_size() - 1
-
-
-def _print_last(msg: str) -> None:
-    if _is_last_rank():
-        print(msg, flush=True)
 
 
 class SigtermFlag:
@@ -228,12 +223,13 @@ class Trainer:
             f"(new size: {args.padded_vocab_size})"
         )
         self.model, self.config = model.build_model(args, self.device, args.padded_vocab_size)
-        n_params = model.count_parameters(self.model)
-        print(
-            f" > number of parameters on (tensor, pipeline) model parallel rank "
-            f"({ps.get_tensor_model_parallel_rank()}, {ps.get_pipeline_model_parallel_rank()}): {n_params}",
-            flush=True,
-        ) if ps.get_data_parallel_rank() == 0 else None
+        if ps.get_data_parallel_rank() == 0:  # one line per (TP, PP) rank, as Megatron-LM prints it
+            print(
+                f" > number of parameters on (tensor, pipeline) model parallel rank "
+                f"({ps.get_tensor_model_parallel_rank()}, {ps.get_pipeline_model_parallel_rank()}): "
+                f"{model.count_parameters(self.model)}",
+                flush=True,
+            )
         self.optimizer, self.scheduler = _optimizer(args, self.model)
         self.state = checkpointing.TrainState()
         if args.load:
@@ -274,7 +270,7 @@ class Trainer:
         self.forward_backward = get_forward_backward_func()
         self.flops_per_iteration = _flops_per_iteration(args, self.tokenizer.vocab_size)
         self._configure_hooks()
-        self.scalars = log_scalars(args)
+        self.scalars = log.Scalars(args, enabled=_is_last_rank())
         _print_rank0(f"time to initialize (seconds): {time.time() - t0:.3f}")
 
     def _configure_hooks(self) -> None:
@@ -455,15 +451,6 @@ class Trainer:
         self.ps.destroy_model_parallel()
         if torch.distributed.is_initialized():
             torch.distributed.destroy_process_group()
-
-
-def log_scalars(args):
-    from .log import Scalars
-
-    return Scalars(args, enabled=_is_last_rank())
-
-
-from . import log  # noqa: E402  (after the helpers above; log imports only facts)
 
 
 def main(argv: list[str] | None = None) -> int:
