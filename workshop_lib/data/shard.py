@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import UsageError
@@ -163,10 +162,3 @@ def to_yaml(job: dict[str, Any]) -> str:
         f"# Indexed Job: pod i tokenizes shard i of the inputs. When all pods succeed, merge:\n#   {merge}\n"
     )
     return header + yaml.safe_dump(job, sort_keys=False, width=1000)
-
-
-def local_shard_inputs(inputs: Sequence[str], shards: int, index: int) -> list[Path]:
-    """The files shard ``index`` reads, as prep-data expands ``inputs`` (for tests and dry runs)."""
-    from .reader import expand_inputs
-
-    return shard_files(expand_inputs(list(inputs)), shards, index)
