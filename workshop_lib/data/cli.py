@@ -135,6 +135,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     r.set_defaults(func=_render_job)
 
 
+def _emit(args: argparse.Namespace, obj: dict, text) -> int:
+    """``--json``: the object on stdout; otherwise ``text(obj)`` for people."""
+    from ..cli import print_json
+
+    if args.json:
+        print_json(obj)
+    else:
+        print(text(obj))
+    return 0
+
+
 def _load_tok(args: argparse.Namespace, engine: str = "auto"):
     from .tokenizer import load_tokenizer
 
@@ -164,7 +175,6 @@ def _install_sigterm() -> None:
 def _prep_data(args: argparse.Namespace) -> int:
     import os
 
-    from ..cli import print_json
     from ..errors import UsageError
     from .tokenizer import set_threads
 
@@ -200,21 +210,18 @@ def _prep_data(args: argparse.Namespace) -> int:
     if args.dataset_info:
         path = write_dataset_info(args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0]))
         summary["dataset_info"] = str(path)
-    if args.json:
-        print_json(summary)
-    else:
-        print(
-            f"{summary['documents']:,} documents, {summary['tokens']:,} tokens, {summary['skipped']} bad lines "
-            f"skipped, {summary['seconds']:.2f} s ({summary['megabytes_per_second']:.1f} MB/s, engine "
-            f"{summary['engine']})"
-        )
-        for out in summary["outputs"]:
-            print(f"  {out}")
-    return 0
+    return _emit(args, summary, _format_prep)
+
+
+def _format_prep(s: dict) -> str:
+    head = (
+        f"{s['documents']:,} documents, {s['tokens']:,} tokens, {s['skipped']} bad lines skipped, "
+        f"{s['seconds']:.2f} s ({s['megabytes_per_second']:.1f} MB/s, engine {s['engine']})"
+    )
+    return "\n".join([head, *(f"  {out}" for out in s["outputs"])])
 
 
 def _blend(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from .blend import blend_report, format_blend
 
     report = blend_report(
@@ -229,42 +236,32 @@ def _blend(args: argparse.Namespace) -> int:
     )
     for w in report["warnings"]:
         print(f"workshop blend: warning: {w}", file=sys.stderr)
-    if args.json:
-        print_json(report)
-    else:
-        print(format_blend(report))
-    return 0
+    return _emit(args, report, format_blend)
 
 
 def _inspect(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from .inspect import format_inspect, inspect_dataset
 
     tok = None
     if args.samples > 0:
         tok = _load_tok(args, "reference")
     report = inspect_dataset(args.prefix, tokenizer=tok, samples=args.samples)
-    if args.json:
-        print_json(report)
-    else:
-        print(format_inspect(report))
-    return 0
+    return _emit(args, report, format_inspect)
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from .shard import merge_datasets
 
     _install_sigterm()
     out = merge_datasets(args.shards, args.output_prefix)
-    if args.json:
-        print_json(out)
-    else:
-        print(
-            f"merged {len(args.shards)} shards: {out['documents']:,} documents, {out['tokens']:,} tokens -> "
-            f"{out['outputs'][0]}"
-        )
-    return 0
+    return _emit(
+        args,
+        out,
+        lambda o: (
+            f"merged {len(o['shards'])} shards: {o['documents']:,} documents, {o['tokens']:,} tokens -> "
+            f"{o['outputs'][0]}"
+        ),
+    )
 
 
 def _render_job(args: argparse.Namespace) -> int:
