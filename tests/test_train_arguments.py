@@ -281,11 +281,14 @@ def test_blend_forms():
 
 
 def test_split_forms():
-    assert arguments.parse_split("98,2,0") == pytest.approx([0.98, 0.02, 0.0])
-    assert arguments.parse_split("969, 30, 1") == pytest.approx([0.969, 0.030, 0.001])
-    assert arguments.parse_split("100") == pytest.approx([1.0, 0.0, 0.0])
-    with pytest.raises(UsageError):
-        arguments.parse_split("0,0,0")
+    def split(text):
+        return arguments.parse_args([*TINY, "--split", text]).split_weights
+
+    assert split("98,2,0") == pytest.approx([0.98, 0.02, 0.0])
+    assert split("969, 30, 1") == pytest.approx([0.969, 0.030, 0.001])
+    assert split("100") == pytest.approx([1.0, 0.0, 0.0])
+    with pytest.raises(UsageError, match="--split"):
+        split("0,0,0")
 
 
 def test_batch_arithmetic_against_world_size():

@@ -9,7 +9,8 @@ another framework) is named with what to use instead.
 ``finalize_parallel(args, world_size)`` derives the data-parallel size and checks the batch and
 parallel arithmetic once the world size is known. Both raise :class:`UsageError`.
 
-This module imports only the standard library, so ``--help`` and flag errors are instant.
+This module imports only the standard library (and the data room's split parser, numpy), so
+``--help`` and flag errors are instant.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ NOT_MEGATRON_FLAGS: dict[str, str] = {
     "--checkpoint-dir": "belongs to a checkpoint inspection script; the trainer uses --save/--load",
 }
 
-TOKENIZERS = ("HuggingFaceTokenizer", "GPT2BPETokenizer", "NullTokenizer")
+TOKENIZERS = ("HuggingFaceTokenizer", "GPT2BPETokenizer", "TikTokenizer", "NullTokenizer")
 
 
 class _Parser(argparse.ArgumentParser):
@@ -431,15 +432,17 @@ def _validate_data(args: argparse.Namespace) -> None:
         args.blend = parse_blend(args.data_path)
     else:
         args.blend = None
+    from ..data.blend import parse_split  # Megatron's parse_and_normalize_split, kept by the data room
+
     args.split_weights = parse_split(args.split)
     if args.tokenizer_type is None:
         raise UsageError(
             "missing --tokenizer-type (HuggingFaceTokenizer --tokenizer-model DIR, "
             "GPT2BPETokenizer --vocab-file F --merge-file F, or NullTokenizer --vocab-size N)"
         )
-    if args.tokenizer_type == "HuggingFaceTokenizer" and not args.tokenizer_model:
+    if args.tokenizer_type in ("HuggingFaceTokenizer", "TikTokenizer") and not args.tokenizer_model:
         raise UsageError(
-            "--tokenizer-type HuggingFaceTokenizer needs --tokenizer-model (a folder or tokenizer.json)"
+            f"--tokenizer-type {args.tokenizer_type} needs --tokenizer-model (a tokenizer folder or file)"
         )
     if args.tokenizer_type == "GPT2BPETokenizer" and not (args.vocab_file and args.merge_file):
         raise UsageError("--tokenizer-type GPT2BPETokenizer needs --vocab-file and --merge-file")
@@ -476,19 +479,6 @@ def _is_number(token: str) -> bool:
     except ValueError:
         return False
     return True
-
-
-def parse_split(split: str) -> list[float]:
-    """``--split 98,2,0`` (or ``949,50,1``, ``"969, 30, 1"``) as three normalised fractions."""
-    try:
-        parts = [float(s) for s in split.replace("/", ",").split(",") if s.strip()]
-    except ValueError:
-        raise UsageError(f"--split {split!r} must be up to three numbers such as 98,2,0") from None
-    if not parts or len(parts) > 3 or any(p < 0 for p in parts) or sum(parts) <= 0:
-        raise UsageError(f"--split {split!r} must be up to three non-negative numbers such as 98,2,0")
-    parts += [0.0] * (3 - len(parts))
-    total = sum(parts)
-    return [p / total for p in parts]
 
 
 def finalize_parallel(args: argparse.Namespace, world_size: int) -> None:

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..data.blend import samples_per_split, split_ranges
 from ..errors import UsageError
 from .tokenizer import TokenizerInfo
 
@@ -26,19 +27,7 @@ SPLIT_NAMES = ("train", "validation", "test")
 
 def target_samples(args: argparse.Namespace) -> list[int]:
     """Megatron-LM's ``train_valid_test_num_samples``."""
-    gbs = args.global_batch_size
-    evals = (args.train_iters // args.eval_interval + 1) * args.eval_iters
-    return [args.train_iters * gbs, evals * gbs, args.eval_iters * gbs]
-
-
-def _split_bounds(weights: list[float], n: int) -> list[tuple[int, int] | None]:
-    """Document ranges per split, as megatron-core computes them (None for a zero-weight split)."""
-    out, start = [], 0.0
-    for w in weights:
-        end = start + w
-        out.append(None if w == 0 else (int(round(start * n)), int(round(end * n))))
-        start = end
-    return out
+    return samples_per_split(args.train_iters, args.global_batch_size, args.eval_iters, args.eval_interval)
 
 
 def check_split_plan(args: argparse.Namespace) -> dict:
@@ -66,7 +55,9 @@ def check_split_plan(args: argparse.Namespace) -> dict:
             raise UsageError(f"--data-path {prefix}: {exc}") from None
         n = len(lengths)
         rows = {}
-        for name, bounds, want in zip(SPLIT_NAMES, _split_bounds(args.split_weights, n), wanted, strict=True):
+        for name, bounds, want in zip(SPLIT_NAMES, split_ranges(args.split_weights, n), wanted, strict=True):
+            if bounds is None and name == "train":
+                raise UsageError(f"--split {args.split!r}: the train split is 0; give it a positive weight")
             if bounds is None or want == 0:
                 rows[name] = {"documents": 0 if bounds is None else bounds[1] - bounds[0], "tokens": 0}
                 continue

@@ -82,14 +82,19 @@ def local_env(base: Mapping[str, str] | None = None, *, nproc_per_node: int = 2)
 def check_flags(flags: Sequence[str], world_size: int, *, data: bool = True) -> argparse.Namespace:
     """Parse and validate the trainer flags for ``world_size`` ranks (raises UsageError).
 
-    With ``data`` it also reads the dataset index and checks every split can deliver samples,
-    so a bad ``--data-path``/``--split`` is one line here instead of an error in every rank.
+    With ``data`` it also reads the tokenizer and the dataset index and checks every split can
+    deliver samples, so a bad ``--tokenizer-model``/``--data-path``/``--split`` is one line here
+    instead of an error in every rank.
     """
     from . import arguments
 
     args = arguments.parse_args(flags)
     planned = copy.copy(args)
     arguments.finalize_parallel(planned, world_size)
+    if data:
+        from .tokenizer import build_tokenizer
+
+        build_tokenizer(planned)
     if data and not args.mock_data:
         from .data import check_split_plan
 
