@@ -7,7 +7,8 @@ the planner's Korthikanti figure ``s b h (34 + 5 a s / h)`` once the run's known
 applied: dropout is off here (no 1-byte masks: -2 sbh and -1 as^2 b, no attention-dropout output:
 -2 as^2 b), megatron-core keeps the softmax in fp32 (``attention_softmax_in_fp32``: +4 as^2 b, plus
 the 2-byte copy the next matmul reads), and each LayerNorm keeps its mean and rstd (2 x 2 bytes per
-token).
+token). Cases cover multi-head attention with GELU, GQA (whose K and V the unfused path repeats to every
+head) and SwiGLU with Megatron's default fused bias-SwiGLU kernel.
 """
 
 from __future__ import annotations
@@ -49,11 +50,12 @@ WORKER = textwrap.dedent(
     from megatron.core.models.gpt.gpt_layer_specs import get_gpt_layer_local_spec
     from megatron.core.transformer.transformer_config import TransformerConfig
 
-    def saved(L, h, a, s, b):
+    def saved(L, h, a, s, b, g=None, swiglu=False, ffn=None):
         cfg = TransformerConfig(
-            num_layers=L, hidden_size=h, num_attention_heads=a, ffn_hidden_size=4 * h,
+            num_layers=L, hidden_size=h, num_attention_heads=a, num_query_groups=g, ffn_hidden_size=ffn or 4 * h,
             use_cpu_initialization=True, bf16=True, params_dtype=torch.bfloat16, pipeline_dtype=torch.bfloat16,
-            bias_activation_fusion=False, masked_softmax_fusion=False, bias_dropout_fusion=False,
+            gated_linear_unit=swiglu, activation_func=F.silu if swiglu else F.gelu,
+            bias_activation_fusion=swiglu, masked_softmax_fusion=False, bias_dropout_fusion=False,
             attention_dropout=0.0, hidden_dropout=0.0)
         m = GPTModel(config=cfg, transformer_layer_spec=get_gpt_layer_local_spec(), vocab_size=512,
                      max_sequence_length=s).bfloat16()
@@ -78,7 +80,13 @@ WORKER = textwrap.dedent(
     """
 )
 
-CASES = [dict(h=256, a=4, s=128, b=2), dict(h=128, a=4, s=256, b=1), dict(h=192, a=6, s=64, b=3)]
+CASES = [
+    dict(h=256, a=4, s=128, b=2),
+    dict(h=128, a=4, s=256, b=1),
+    dict(h=192, a=6, s=64, b=3),
+    dict(h=256, a=8, s=128, b=2, g=2),  # GQA: the unfused path repeats K and V to every head
+    dict(h=256, a=8, s=128, b=2, swiglu=True, ffn=1024),  # Megatron's fused bias-SwiGLU keeps 6 ffn/h
+]
 
 
 @pytest.fixture(scope="module")
@@ -98,9 +106,11 @@ def test_saved_activations_match_korthikanti(measured, i):
     c = measured[i]
     h, a, s, b = c["h"], c["a"], c["s"], c["b"]
     m = ModelConfig(num_layers=2, hidden_size=h, num_attention_heads=a, seq_length=s, vocab_size=512,
-                    attention_backend="unfused")  # fmt: skip
+                    attention_backend="unfused", num_query_groups=c.get("g"), swiglu=c.get("swiglu", False),
+                    ffn_hidden_size=c.get("ffn"))  # fmt: skip
     planner = per_layer_activation_bytes(m, ParallelConfig(micro_batch_size=b, bf16=True))
     sbh, as2b = s * b * h, a * s * s * b
-    assert planner == pytest.approx(sbh * 34 + 5 * as2b)
+    if not c.get("swiglu"):
+        assert planner == pytest.approx(sbh * 34 + 5 * as2b)
     expected = planner - 2 * sbh - 3 * as2b + 4 * as2b + 2 * 2 * 2 * s * b
     assert c["per_layer"] == expected

@@ -22,7 +22,8 @@ Transformer Models", Table 2), per layer and micro-batch, in bytes, for sequence
 * full recomputation keeps only each layer's input, ``2 s b h`` (``/ t`` with SP).
 
 The ``34`` generalises to ``10 + 4 + 4 g / a + 4 ffn / h`` (GELU) or ``... + 6 ffn / h`` (SwiGLU
-keeps its two ``ffn``-wide inputs), with ``g / a`` the GQA ratio; ``10`` is the part outside the
+keeps its two ``ffn``-wide inputs, as Megatron's fused bias-SwiGLU does), with ``g / a`` the GQA ratio
+(flash/fused attention keep K and V at ``g`` heads; the unfused path repeats them to ``a``); ``10`` is the part outside the
 tensor-parallel region (norm inputs and outputs, dropout masks) that sequence parallel splits.
 MoE layers hold, per token, ``k`` routed copies of the expert MLP's activations. Context
 parallel divides the sequence by ``cp``. FP8 stores the inputs of the four GEMMs in 1 byte.
@@ -102,7 +103,10 @@ def per_layer_activation_bytes(
     # Outside the TP region: LN1 in (2), QKV GEMM in (2), dropout mask (1), LN2 in (2),
     # fc1 GEMM in (2), dropout mask (1).
     outside = 10.0 - (2.0 if fp8 else 0.0)
-    # Inside: Q (2), K (2 g/a), V (2 g/a), projection input (2).
+    # Inside: Q (2), K (2 g/a), V (2 g/a), projection input (2). megatron-core's unfused attention
+    # repeats K and V to every head before its matmuls and keeps the repeated copies.
+    if m.attention_backend == "unfused":
+        kvr = 1.0
     inside_attn = 2.0 + 4.0 * kvr + (1.0 if fp8 else 2.0)
     if m.attention_backend == "unfused" and not selective:
         inside_attn += 5.0 * a * m.seq_length / h
