@@ -68,3 +68,30 @@ def test_validation_block_between_dashed_rows():
     split, iteration, values = parse_eval_line(line)
     assert (split, iteration) == ("validation", 100)
     assert values["lm_loss"] == 7.654321
+
+
+def test_throughput_uses_the_plan_rooms_flops_formula():
+    from workshop_lib.plan.config import ModelConfig
+    from workshop_lib.plan.flops import megatron_flops
+    from workshop_lib.train import arguments
+    from workshop_lib.train.trainer import _flops_per_iteration
+
+    a = arguments.parse_args(
+        "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --lr 1e-4 "
+        "--train-iters 10 --data-path x --tokenizer-type NullTokenizer --vocab-size 32000 --swiglu "
+        "--group-query-attention --num-query-groups 8 --global-batch-size 512 "
+        "--tensor-model-parallel-size 2".split()
+    )
+    arguments.finalize_parallel(a, 16)
+    m = ModelConfig(
+        num_layers=32,
+        hidden_size=4096,
+        num_attention_heads=32,
+        seq_length=4096,
+        vocab_size=32000,
+        num_query_groups=8,
+        ffn_hidden_size=a.ffn_hidden_size,
+        swiglu=True,
+        vocab_pad_tp=2,
+    )
+    assert _flops_per_iteration(a, 32000) == megatron_flops(m, 512) > 0

@@ -132,29 +132,13 @@ def _optimizer(args: argparse.Namespace, model):
 
 
 def _flops_per_iteration(args: argparse.Namespace, vocab_size: int) -> float:
-    """Megatron-LM's ``num_floating_point_operations`` for one global batch (plan room's formula)."""
-    from ..plan.config import ModelConfig
+    """Megatron-LM's ``num_floating_point_operations`` for one global batch (the plan room's formula,
+    on the plan room's reading of the same flags)."""
+    from ..plan.config import model_from_args, normalize_args
     from ..plan.flops import megatron_flops
 
-    m = ModelConfig(
-        num_layers=args.num_layers,
-        hidden_size=args.hidden_size,
-        num_attention_heads=args.num_attention_heads,
-        seq_length=args.seq_length,
-        vocab_size=vocab_size,
-        num_query_groups=args.num_query_groups,
-        kv_channels=args.kv_channels,
-        ffn_hidden_size=args.ffn_hidden_size,
-        make_vocab_size_divisible_by=args.make_vocab_size_divisible_by,
-        swiglu=args.swiglu,
-        num_experts=args.num_experts,
-        moe_router_topk=args.moe_router_topk,
-        moe_ffn_hidden_size=args.moe_ffn_hidden_size if args.num_experts else None,
-        moe_shared_expert_intermediate_size=args.moe_shared_expert_intermediate_size,
-        moe_layer_freq=args.moe_layer_freq,
-        vocab_pad_tp=args.tensor_model_parallel_size,
-    )
-    return megatron_flops(m, args.global_batch_size)
+    m, _missing = model_from_args(normalize_args({**vars(args), "vocab_size": vocab_size}))
+    return megatron_flops(m.with_(vocab_pad_tp=args.tensor_model_parallel_size), args.global_batch_size)
 
 
 def _loss_func(loss_mask: torch.Tensor, output_tensor: torch.Tensor):
