@@ -77,10 +77,34 @@ def test_throughput_uses_the_plan_rooms_flops_formula():
     from workshop_lib.train.trainer import _flops_per_iteration
 
     a = arguments.parse_args(
-        "--num-layers 32 --hidden-size 4096 --num-attention-heads 32 --seq-length 4096 --lr 1e-4 "
-        "--train-iters 10 --data-path x --tokenizer-type NullTokenizer --vocab-size 32000 --swiglu "
-        "--group-query-attention --num-query-groups 8 --global-batch-size 512 "
-        "--tensor-model-parallel-size 2".split()
+        [
+            "--num-layers",
+            "32",
+            "--hidden-size",
+            "4096",
+            "--num-attention-heads",
+            "32",
+            "--seq-length",
+            "4096",
+            "--lr",
+            "1e-4",
+            "--train-iters",
+            "10",
+            "--data-path",
+            "x",
+            "--tokenizer-type",
+            "NullTokenizer",
+            "--vocab-size",
+            "32000",
+            "--swiglu",
+            "--group-query-attention",
+            "--num-query-groups",
+            "8",
+            "--global-batch-size",
+            "512",
+            "--tensor-model-parallel-size",
+            "2",
+        ]
     )
     arguments.finalize_parallel(a, 16)
     m = ModelConfig(
