@@ -63,6 +63,8 @@ def plan_text(p: dict[str, Any]) -> str:
         lines.append(f"  error: {e}")
     for w in p["warnings"]:
         lines.append(f"  warning: {w}")
+    for note in d.get("notes", []):
+        lines.append(f"  note: {note}")
     lines.append("megatron args: " + " ".join(p["megatron_args"]))
     return "\n".join(lines)
 
