@@ -16,7 +16,8 @@ import sys
 import time
 from pathlib import Path
 
-from workshop_lib.plan.api import resolve_args
+from workshop_lib.facts.models import preset_meta
+from workshop_lib.plan.api import plan, resolve_args
 from workshop_lib.plan.config import ClusterConfig
 from workshop_lib.plan.search import candidate_layouts, search
 
@@ -67,6 +68,34 @@ def run_case(model: str, instance: str, gpu: str, gpn: int, nodes: int, gbs: int
     }
 
 
+# Narayanan et al. 2021, Table 1: measured teraFLOP/s per GPU (A100 80GB, Selene).
+PAPER_TFLOPS = {"narayanan-1.7b": 137, "narayanan-3.6b": 138, "narayanan-7.5b": 142, "narayanan-18.4b": 135,
+                "narayanan-39.1b": 138, "narayanan-76.1b": 140, "narayanan-145.6b": 148, "narayanan-310.1b": 155,
+                "narayanan-529.6b": 163, "narayanan-1t": 163}  # fmt: skip
+
+
+def calibration_rows() -> list[str]:
+    """The time model against the paper's measured throughput, with the paper's layouts."""
+    rows = []
+    for name, measured in PAPER_TFLOPS.items():
+        meta = preset_meta(name)["paper"]
+        m, par, _ = resolve_args({
+            "model": name, "tensor-model-parallel-size": meta["tensor_model_parallel_size"],
+            "pipeline-model-parallel-size": meta["pipeline_model_parallel_size"],
+            "global-batch-size": meta["global_batch_size"], "micro-batch-size": 1, "bf16": True,
+            "recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1,
+        })  # fmt: skip
+        p = plan(m, par, ClusterConfig("a100-80gb", 8, meta["gpus"] // 8, "Standard_ND96amsr_A100_v4"))
+        b, s, n, h, v = meta["global_batch_size"], m.seq_length, m.num_layers, m.hidden_size, m.vocab_size
+        paper_flops = 96 * b * s * n * h * h * (1 + s / (6 * h) + v / (16 * n * h))
+        ours = paper_flops / p["estimate"]["seconds_per_iteration"] / meta["gpus"] / 1e12
+        rows.append(
+            f"| {name} | {meta['tensor_model_parallel_size']} | {meta['pipeline_model_parallel_size']} | "
+            f"{meta['gpus']} | {meta['global_batch_size']} | {measured} | {ours:.0f} | {ours / measured:.2f} |"
+        )
+    return rows
+
+
 def main() -> int:
     rows = []
     for label, *args in CASES:
@@ -103,6 +132,16 @@ def main() -> int:
         "",
         "Each candidate is a full plan: validity rules, parameters per stage, memory of the busiest GPU,",
         "FLOPs and the time model. Throughput and MFU are the calculator's estimates, not measurements.",
+        "",
+        "## Calibration of the time model",
+        "",
+        "Narayanan et al. 2021, Table 1 (A100 80GB, 8 x 200 Gb/s InfiniBand per node, full recomputation,",
+        "micro-batch 1): the paper's measured teraFLOP/s per GPU against the calculator's estimate for the",
+        "same layout, both counted with the paper's eq. 3 (96 B s l h^2 (1 + s/6h + V/16lh)).",
+        "",
+        "| model | TP | PP | GPUs | batch | paper TFLOP/s/GPU | estimate | ratio |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+        *calibration_rows(),
         "",
     ]
     out = Path(__file__).resolve().parent / "results" / "plan_search.md"

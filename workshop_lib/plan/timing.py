@@ -4,8 +4,8 @@ The model, term by term (all per iteration, on the busiest GPU):
 
 * **Compute**: Megatron's FLOPs (:mod:`.flops`) plus recomputation, divided evenly over the GPUs,
   at ``ACHIEVABLE_FRACTION`` of the GPU's dense peak (bf16, or FP8 x ``FP8_SPEEDUP`` on the GEMMs),
-  lowered for thin GEMMs: ``x / (x + 128)`` with ``x = h / TP`` and ``x / (x + 256)`` with
-  ``x = micro-batch x seq / CP`` tokens (small matrices do not fill the tensor cores).
+  lowered for thin GEMMs: ``x / (x + 128)`` with ``x = h / TP`` and with ``x = micro-batch x seq / CP``
+  tokens (small matrices do not fill the tensor cores).
 * **Tensor parallel** (per layer, per micro-batch): 2 all-reduces forward and 2 backward of the
   ``s b h`` activations (with sequence parallel: all-gathers and reduce-scatters of the same
   total volume), ``2 (t - 1) / t`` bytes moved per byte reduced; one more forward with full
@@ -38,9 +38,25 @@ from .config import ClusterConfig, ModelConfig, ParallelConfig
 from .flops import megatron_flops, recompute_flops
 
 # Sustained fraction of the dense tensor-core peak that a well-tuned Megatron run reaches on the
-# GEMMs and the surrounding kernels (Megatron-LM reports 41-52% MFU end to end on A100 at scale;
-# the compute part alone, with communication modelled separately, is ~60%).
-ACHIEVABLE_FRACTION = {"default": 0.60, "a10g": 0.55}
+# GEMMs and the surrounding kernels, before communication and the bubble (modelled separately).
+# A100: calibrated on Narayanan et al. 2021, Table 1: the 10 rows' measured TFLOP/s per GPU (their
+# TP/PP/batch, full recomputation, the paper's FLOP count) are reproduced at a mean ratio of 0.99,
+# range 0.91-1.13 (tests/test_plan_timing.py, benchmarks/results/plan_search.md). Hopper and
+# Blackwell reach a smaller fraction of their much higher peaks (published bf16 MFU at scale:
+# ~38-45% on H100, e.g. Llama 3's 38-43%), hence the lower figures there.
+ACHIEVABLE_FRACTION = {
+    "default": 0.60,
+    "a10g": 0.55,
+    "a100-40gb": 0.67,
+    "a100-80gb": 0.67,
+    "h100-80gb": 0.55,
+    "h200": 0.55,
+    "b200": 0.50,
+}
+# Thin GEMMs fill the tensor cores less: the compute rate is scaled by x / (x + K) for the
+# per-GPU hidden width (h / TP) and for the tokens of a micro-batch (b s / CP).
+WIDTH_HALF_EFFICIENCY = 128.0
+TOKENS_HALF_EFFICIENCY = 128.0
 # FP8 GEMMs run at up to 2x bf16 peak, end to end ~1.3-1.5x on H100 (Transformer Engine).
 FP8_SPEEDUP = 1.4
 # Share of the link's peak that NCCL collectives reach as bus bandwidth.
@@ -101,7 +117,7 @@ def achievable_flops_per_gpu(gpu: GPU, par: ParallelConfig, m: ModelConfig) -> f
         peak *= FP8_SPEEDUP
     width = m.hidden_size / par.tp
     tokens = par.micro_batch_size * m.seq_length / par.cp
-    shape = (width / (width + 128.0)) * (tokens / (tokens + 256.0))
+    shape = (width / (width + WIDTH_HALF_EFFICIENCY)) * (tokens / (tokens + TOKENS_HALF_EFFICIENCY))
     return peak * base * shape
 
 
