@@ -143,11 +143,17 @@ def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | N
         block = TransformerBlockSubmodules(layer_specs=[layer] * n, layer_norm=None)
     if torch.cuda.is_available():
         return block
+    from megatron.core.transformer.identity_op import IdentityOp
+
     from .attention import SDPACoreAttention, SequenceParallelNorm
 
     for spec in {id(s): s for s in block.layer_specs}.values():
         attention = spec.submodules.self_attention
-        attention.submodules = replace(attention.submodules, core_attention=SDPACoreAttention)
+        swap = {"core_attention": SDPACoreAttention}
+        for norm in ("q_layernorm", "k_layernorm"):  # --qk-layernorm (their grads are summed over TP)
+            if getattr(attention.submodules, norm, None) not in (None, IdentityOp):
+                swap[norm] = SequenceParallelNorm
+        attention.submodules = replace(attention.submodules, **swap)
         spec.submodules = replace(
             spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
         )
