@@ -184,6 +184,14 @@ def test_moe_rules():
         {"model": "techpulse-7b", "expert-model-parallel-size": 2}, gpu="h100-80gb", gpus_per_node=8, nodes=1
     )
     assert "ep-needs-experts" in {i.rule for i in issues}
+    shared = {"num-layers": 4, "hidden-size": 256, "num-attention-heads": 4, "seq-length": 128, "num-experts": 4,
+              "moe-shared-expert-intermediate-size": 256}  # fmt: skip
+    issues = check_megatron_args(shared, gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    assert "shared-experts-no-bias" in {i.rule for i in issues}
+    issues = check_megatron_args(
+        {**shared, "disable-bias-linear": True}, gpu="h100-80gb", gpus_per_node=8, nodes=1
+    )
+    assert "shared-experts-no-bias" not in {i.rule for i in issues}
 
 
 def test_api_accepts_job_yaml_form_and_ignores_other_flags():

@@ -45,7 +45,7 @@ WORKER = textwrap.dedent(
         ps.destroy_model_parallel()
         ps.initialize_model_parallel(
             tensor_model_parallel_size=c["tp"], pipeline_model_parallel_size=c["pp"],
-            expert_model_parallel_size=c["ep"])
+            expert_model_parallel_size=c["ep"], expert_tensor_parallel_size=c["etp"])
         m = c["model"]
         cfg = TransformerConfig(
             num_layers=m["num_layers"], hidden_size=m["hidden_size"],
@@ -58,6 +58,7 @@ WORKER = textwrap.dedent(
             moe_shared_expert_intermediate_size=m["moe_shared_expert_intermediate_size"],
             qk_layernorm=m["qk_layernorm"], tensor_model_parallel_size=c["tp"],
             pipeline_model_parallel_size=c["pp"], expert_model_parallel_size=c["ep"],
+            expert_tensor_parallel_size=c["etp"],
             params_dtype=torch.float32, pipeline_dtype=torch.float32)
         spec = get_gpt_layer_local_spec(num_experts=m["num_experts"], normalization=m["normalization"],
                                         qk_layernorm=m["qk_layernorm"])
@@ -139,14 +140,24 @@ CASES = [
     ("pp2-untied", _m(num_layers=4, untie_embeddings_and_output_weights=True), 1, 2, 1),
     ("ep2-moe", _m(num_experts=4, moe_router_topk=2, swiglu=True, add_bias_linear=False), 1, 1, 2),
     ("tp2-moe", _m(num_experts=4, moe_router_topk=2, swiglu=True, add_bias_linear=False), 2, 1, 1),
+    (
+        "tp2-ep2-etp1-moe",
+        _m(num_experts=4, moe_router_topk=2, moe_shared_expert_intermediate_size=64, add_bias_linear=False),
+        2,
+        1,
+        2,
+    ),
 ]
+# Expert tensor-parallel size per case (None: = TP, megatron-core's default).
+ETP = {"tp2-ep2-etp1-moe": 1}
 
 
-def _case_json(m: ModelConfig, tp: int, pp: int, ep: int) -> dict:
+def _case_json(m: ModelConfig, tp: int, pp: int, ep: int, etp: int | None = None) -> dict:
     return {
         "tp": tp,
         "pp": pp,
         "ep": ep,
+        "etp": etp,
         "model": {
             "num_layers": m.num_layers,
             "hidden_size": m.hidden_size,
@@ -174,7 +185,9 @@ def _case_json(m: ModelConfig, tp: int, pp: int, ep: int) -> dict:
 def built(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mcore")
     (tmp / "worker.py").write_text(WORKER)
-    (tmp / "cases.json").write_text(json.dumps([_case_json(m, tp, pp, ep) for _, m, tp, pp, ep in CASES]))
+    (tmp / "cases.json").write_text(
+        json.dumps([_case_json(m, tp, pp, ep, ETP.get(n)) for n, m, tp, pp, ep in CASES])
+    )
     env = {**os.environ, "OMP_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": ""}
     with socket.socket() as sock:  # a free port for the rendezvous (port 0 makes torchrun wait)
         sock.bind(("127.0.0.1", 0))
@@ -208,7 +221,10 @@ def test_parameter_counts_match_megatron_core(built, case):
     counts = count_params(
         m,
         ParallelConfig(
-            tensor_model_parallel_size=tp, pipeline_model_parallel_size=pp, expert_model_parallel_size=ep
+            tensor_model_parallel_size=tp,
+            pipeline_model_parallel_size=pp,
+            expert_model_parallel_size=ep,
+            expert_tensor_parallel_size=ETP.get(name),
         ),
     )
     for r in ranks:

@@ -257,6 +257,12 @@ def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIs
                 f"EP x expert-TP = {ep} x {etp} does not divide the {world // pp} GPUs of a pipeline stage.",
                 f"use EP {_fmt([d for d in nearest_divisors(world // pp // etp, ep)])}.",
             )
+        if m.moe_shared_expert_intermediate_size and m.add_bias_linear:
+            err(
+                "shared-experts-no-bias",
+                "megatron-core's shared experts have no bias; with biases on it stops at start-up.",
+                "add --disable-bias-linear.",
+            )
         if m.moe_router_topk > e:
             err(
                 "topk-at-most-experts",
