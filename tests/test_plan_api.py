@@ -192,6 +192,14 @@ def test_moe_rules():
         {**shared, "disable-bias-linear": True}, gpu="h100-80gb", gpus_per_node=8, nodes=1
     )
     assert "shared-experts-no-bias" not in {i.rule for i in issues}
+    top1 = {**shared, "disable-bias-linear": True, "moe-router-topk": 1}
+    assert "topk1-needs-pre-softmax" in {
+        i.rule for i in check_megatron_args(top1, gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    }
+    ok = check_megatron_args(
+        {**top1, "moe-router-pre-softmax": True}, gpu="h100-80gb", gpus_per_node=8, nodes=1
+    )
+    assert "topk1-needs-pre-softmax" not in {i.rule for i in ok}
 
 
 def test_api_accepts_job_yaml_form_and_ignores_other_flags():

@@ -99,6 +99,8 @@ def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
         ]
         if m.moe_shared_expert_intermediate_size:
             out.append(f"--moe-shared-expert-intermediate-size={m.moe_shared_expert_intermediate_size}")
+        if m.moe_router_pre_softmax:
+            out.append("--moe-router-pre-softmax")
         if m.moe_layer_freq != 1:
             out.append(f"--moe-layer-freq={m.moe_layer_freq}")
     out += [

@@ -66,6 +66,7 @@ class ModelConfig:
     moe_shared_expert_intermediate_size: int | None = None
     moe_layer_freq: int = 1
     qk_layernorm: bool = False
+    moe_router_pre_softmax: bool = False
     name: str = "custom"
     notes: tuple[str, ...] = ()  # how flags were interpreted (shown in the plan's details)
 
@@ -230,6 +231,7 @@ MODEL_BOOL_FLAGS = {
     "disable-bias-linear": ("add_bias_linear", False),
     "untie-embeddings-and-output-weights": ("untie_embeddings_and_output_weights", True),
     "qk-layernorm": ("qk_layernorm", True),
+    "moe-router-pre-softmax": ("moe_router_pre_softmax", True),
 }
 PARALLEL_INT_FLAGS = {
     "tensor-model-parallel-size": "tensor_model_parallel_size",

@@ -263,6 +263,13 @@ def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIs
                 "megatron-core's shared experts have no bias; with biases on it stops at start-up.",
                 "add --disable-bias-linear.",
             )
+        if m.moe_router_topk == 1 and not m.moe_router_pre_softmax:
+            err(
+                "topk1-needs-pre-softmax",
+                "moe-router-topk 1 needs --moe-router-pre-softmax (megatron-core "
+                "refuses top-1 routing with the softmax after the top-k).",
+                "add --moe-router-pre-softmax.",
+            )
         if m.moe_router_topk > e:
             err(
                 "topk-at-most-experts",
