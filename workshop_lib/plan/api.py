@@ -330,5 +330,5 @@ def plan_from_megatron_args(
     m, par, missing = resolve_args(args)
     cl = _cluster(gpu, gpus_per_node, nodes, instance_type)
     if missing:
-        return _null_plan([_missing_issue(missing)], megatron_args(m, par) if False else [])
+        return _null_plan([_missing_issue(missing)], [])
     return plan(m, par, cl, details=details, train_tokens=train_tokens)

@@ -172,8 +172,8 @@ class ParallelConfig:
         n = self.num_layers_per_virtual_pipeline_stage
         if not n or self.pp <= 1:
             return 1
-        per_stage = num_layers // self.pp
-        return max(1, per_stage // n) if per_stage % n == 0 else max(1, per_stage // n)
+        # (Uneven splits are reported by the validity rules; the arithmetic uses the whole part.)
+        return max(1, (num_layers // self.pp) // n)
 
     def with_(self, **kw: Any) -> ParallelConfig:
         return replace(self, **kw)

@@ -111,9 +111,9 @@ def per_layer_activation_bytes(
     if m.attention_backend == "unfused" and not selective:
         inside_attn += 5.0 * a * m.seq_length / h
     gate = 6.0 if m.swiglu else 4.0
-    fc2_in_saving = (1.0 if fp8 else 0.0) * (m.ffn / h)
 
     def mlp_inside(ffn: int) -> float:
+        # fc1 output (GELU input, or SwiGLU's two halves) and fc2 input; FP8 stores fc2's input in 1 byte.
         return gate * ffn / h - (ffn / h if fp8 else 0.0)
 
     if moe:
@@ -123,7 +123,7 @@ def per_layer_activation_bytes(
         if m.moe_shared_expert_intermediate_size:
             inside_mlp += mlp_inside(m.moe_shared_expert_intermediate_size)
     else:
-        inside_mlp = gate * m.ffn / h - fc2_in_saving
+        inside_mlp = mlp_inside(m.ffn)
     if par.sequence_parallel and t > 1:
         per = (outside + inside_attn + inside_mlp) / t
     else:
