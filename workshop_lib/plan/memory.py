@@ -118,7 +118,10 @@ def per_layer_activation_bytes(
 
     if moe:
         k = m.moe_router_topk
-        inside_mlp = k * (2.0 + mlp_inside(m.moe_ffn))  # permuted token copies + expert MLPs
+        # Each token's k routed copies (2 bytes x h each) and the expert MLPs' activations. With
+        # expert-TP the copies are gathered over the expert-TP group (not split by it) while the
+        # expert MLPs are split; with expert-TP 1 each GPU keeps its sequence-parallel share.
+        inside_mlp = k * (2.0 * par.etp + mlp_inside(m.moe_ffn))
         inside_mlp += 4.0 * float(m.num_experts or 0) / h * 2  # fp32 router logits and probs
         if m.moe_shared_expert_intermediate_size:
             inside_mlp += mlp_inside(m.moe_shared_expert_intermediate_size)
