@@ -78,6 +78,17 @@ def print_json(obj: Any, *, nan_as_null: bool = False) -> None:
     sys.stdout.flush()
 
 
+def emit_text(text: str, out: str | os.PathLike[str] | None) -> None:
+    """Write a rendered document to ``out`` atomically (saying so on stderr), or to stdout."""
+    if out:
+        from .fsutil import atomic_write_text
+
+        atomic_write_text(out, text)
+        print(f"wrote {out}", file=sys.stderr)
+    else:
+        sys.stdout.write(text)
+
+
 def progress(message: str) -> None:
     """Progress and notes go to stderr so ``--json`` stdout stays one object."""
     print(message, file=sys.stderr, flush=True)

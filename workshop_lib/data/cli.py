@@ -267,7 +267,7 @@ def _merge(args: argparse.Namespace) -> int:
 def _render_job(args: argparse.Namespace) -> int:
     import shlex
 
-    from ..fsutil import atomic_write_text
+    from ..cli import emit_text
     from .shard import render_prep_job, to_yaml
 
     job = render_prep_job(
@@ -286,9 +286,5 @@ def _render_job(args: argparse.Namespace) -> int:
         prep_args=shlex.split(args.prep_args),
     )
     text = to_yaml(job)
-    if args.out:
-        atomic_write_text(args.out, text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit_text(text, args.out)
     return 0

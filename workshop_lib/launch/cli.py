@@ -9,7 +9,6 @@ YAML itself is invalid; with ``--json`` it prints the findings object in every c
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 
@@ -74,16 +73,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _render(args: argparse.Namespace) -> int:
-    from ..fsutil import atomic_write_text
+    from ..cli import emit_text
     from . import jobspec, render
 
     spec = jobspec.load(args.config)
     text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
-    if args.out:
-        atomic_write_text(args.out, text)
-        print(f"wrote {args.out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
+    emit_text(text, args.out)
     return 0
 
 
