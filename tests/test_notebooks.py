@@ -100,11 +100,24 @@ def test_workshop_runs_end_to_end(workshop_run):
 @pytest.mark.slow
 def test_executed_notebooks_pass_nbval_lax(workshop_run):
     out, _ = workshop_run
-    executed = sorted((out / "executed").glob("0[124]_*.ipynb"))
-    assert len(executed) == 3
+    executed = sorted((out / "executed").glob("0[1-4]_*.ipynb"))
+    assert len(executed) == 4
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "--nbval-lax", "-q", "-p", "no:cacheprovider",
          "--nbval-current-env", *map(str, executed)],
         capture_output=True, text=True, timeout=600, cwd=NOTEBOOK_DIR,
     )
     assert proc.returncode == 0, proc.stdout[-4000:]
+
+
+@pytest.mark.slow
+def test_notebook_alone_says_which_notebook_to_run_first(tmp_path):
+    """Notebook 04 on an empty run directory names the notebook that makes its input."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "workshop_lib.cli", "run-notebooks", "--only", "04", "--no-html",
+         "--output-dir", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 1
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "04_monitor.ipynb failed" in last and "run notebook 03 first" in last, last
