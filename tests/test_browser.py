@@ -28,8 +28,13 @@ REPO = Path(__file__).resolve().parents[1]
 ARTIFACTS = REPO / "tests" / "artifacts"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -50,15 +55,31 @@ def jupyterlab(tmp_path):
     root.mkdir()
     shutil.copy(REPO / "notebooks" / "02_parallelism.ipynb", root)
     port, token = _free_port(), secrets.token_hex(16)
-    env = {**os.environ, "WORKSHOP_RUN_DIR": str(tmp_path / "run"), "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
-           "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt")}
+    env = {
+        **os.environ,
+        "WORKSHOP_RUN_DIR": str(tmp_path / "run"),
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "cfg"),
+        "JUPYTER_RUNTIME_DIR": str(tmp_path / "rt"),
+    }
     log = open(tmp_path / "lab.log", "w")  # noqa: SIM115 - closed below
     proc = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", "--allow-root", "--ip=127.0.0.1", f"--port={port}",
-         f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
-         "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=", "--LabApp.check_for_updates_class="
-         "jupyterlab.NeverCheckForUpdate"],
-        stdout=log, stderr=subprocess.STDOUT, env=env,
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            "--allow-root",
+            "--ip=127.0.0.1",
+            f"--port={port}",
+            f"--IdentityProvider.token={token}",
+            f"--ServerApp.root_dir={root}",
+            "--LabApp.expose_app_in_browser=True",
+            "--LabApp.news_url=",
+            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=env,
     )
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 90
@@ -101,19 +122,23 @@ def test_calculator_redraws_when_tp_changes(jupyterlab):
             memory = page.locator(".wl-calculator .wl-memory")
             memory.wait_for(timeout=180_000)
             page.wait_for_function(
-                "document.querySelector('.wl-calculator .wl-memory').innerText.includes('GiB')", timeout=60_000
+                "document.querySelector('.wl-calculator .wl-memory').innerText.includes('GiB')",
+                timeout=60_000,
             )
             memory.scroll_into_view_if_needed()
             before = memory.inner_text()
             errors_before = page.locator(".wl-calculator .wl-errors").inner_text()
 
-            tp = page.locator(".wl-calculator .widget-inline-hbox", has=page.locator("label", has_text="TP")).locator(
-                "input"
-            ).first
+            tp = (
+                page.locator(".wl-calculator .widget-inline-hbox", has=page.locator("label", has_text="TP"))
+                .locator("input")
+                .first
+            )
             tp.fill("4")
             tp.press("Enter")
             page.wait_for_function(
-                "t => document.querySelector('.wl-calculator .wl-memory').innerText !== t", arg=before,
+                "t => document.querySelector('.wl-calculator .wl-memory').innerText !== t",
+                arg=before,
                 timeout=30_000,
             )
             after_tp4 = memory.inner_text()
@@ -124,7 +149,8 @@ def test_calculator_redraws_when_tp_changes(jupyterlab):
             tp.press("Enter")
             page.wait_for_function(
                 "t => document.querySelector('.wl-calculator .wl-errors').innerText !== t",
-                arg=errors_before, timeout=30_000,
+                arg=errors_before,
+                timeout=30_000,
             )
             errors = page.locator(".wl-calculator .wl-errors").inner_text()
             assert "3" in errors and "head" in errors.lower(), errors

@@ -21,7 +21,11 @@ def _cells(name: str):
 
 def _exercises(cells):
     """(answer cell, check cell) pairs: each check is tagged, its answer cell precedes it."""
-    return [(cells[i - 1].source, c.source) for i, c in enumerate(cells) if "exercise-check" in c.metadata.get("tags", [])]
+    return [
+        (cells[i - 1].source, c.source)
+        for i, c in enumerate(cells)
+        if "exercise-check" in c.metadata.get("tags", [])
+    ]
 
 
 @pytest.fixture(scope="module")

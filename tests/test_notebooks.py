@@ -56,9 +56,13 @@ def test_notebook_is_self_paced(name):
     sources = "\n".join(c.source for c in nb.cells)
     assert re.search(r"exercise", sources, re.I), f"{name}: needs at least one exercise"
     hidden = [
-        c for c in nb.cells
-        if c.cell_type == "code" and (c.metadata.get("jupyter", {}).get("source_hidden")
-                                      or "exercise-check" in c.metadata.get("tags", []))
+        c
+        for c in nb.cells
+        if c.cell_type == "code"
+        and (
+            c.metadata.get("jupyter", {}).get("source_hidden")
+            or "exercise-check" in c.metadata.get("tags", [])
+        )
     ]
     assert hidden, f"{name}: the exercise needs a hidden cell that checks the answer"
 
@@ -68,9 +72,20 @@ def workshop_run(tmp_path_factory):
     """Run the whole workshop once, exactly as `make workshop` does (a real subprocess)."""
     out = tmp_path_factory.mktemp("workshop")
     proc = subprocess.run(
-        [sys.executable, "-m", "workshop_lib.cli", "run-notebooks", "--backend", "local",
-         "--output-dir", str(out), "--json"],
-        capture_output=True, text=True, timeout=900,
+        [
+            sys.executable,
+            "-m",
+            "workshop_lib.cli",
+            "run-notebooks",
+            "--backend",
+            "local",
+            "--output-dir",
+            str(out),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     return out, json.loads(proc.stdout)
@@ -103,9 +118,21 @@ def test_executed_notebooks_pass_nbval_lax(workshop_run):
     executed = sorted((out / "executed").glob("0[1-4]_*.ipynb"))
     assert len(executed) == 4
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "--nbval-lax", "-q", "-p", "no:cacheprovider",
-         "--nbval-current-env", *map(str, executed)],
-        capture_output=True, text=True, timeout=600, cwd=NOTEBOOK_DIR,
+        [
+            sys.executable,
+            "-m",
+            "pytest",
+            "--nbval-lax",
+            "-q",
+            "-p",
+            "no:cacheprovider",
+            "--nbval-current-env",
+            *map(str, executed),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=NOTEBOOK_DIR,
     )
     assert proc.returncode == 0, proc.stdout[-4000:]
 
@@ -114,9 +141,20 @@ def test_executed_notebooks_pass_nbval_lax(workshop_run):
 def test_notebook_alone_says_which_notebook_to_run_first(tmp_path):
     """Notebook 04 on an empty run directory names the notebook that makes its input."""
     proc = subprocess.run(
-        [sys.executable, "-m", "workshop_lib.cli", "run-notebooks", "--only", "04", "--no-html",
-         "--output-dir", str(tmp_path)],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "workshop_lib.cli",
+            "run-notebooks",
+            "--only",
+            "04",
+            "--no-html",
+            "--output-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]

@@ -9,7 +9,9 @@ from workshop_lib.widgets.plan_views import LayoutExplorer, layout_table
 
 
 def test_layout_flags_spell_only_what_the_layout_uses():
-    flags = layout_flags("techpulse-7b", tp=1, sequence_parallel=True, recompute="full", global_batch_size=512)
+    flags = layout_flags(
+        "techpulse-7b", tp=1, sequence_parallel=True, recompute="full", global_batch_size=512
+    )
     assert "sequence-parallel" not in flags  # SP means nothing without TP
     assert flags["recompute-granularity"] == "full" and flags["recompute-num-layers"] == 1
     assert flags["global-batch-size"] == 512 and flags["bf16"] is True
@@ -29,12 +31,19 @@ def test_dimension_links_follow_megatrons_rank_order():
 
 
 def test_explorer_varies_one_layout_and_keeps_the_vocabulary_for_its_model_only():
-    ex = LayoutExplorer("techpulse-7b", "p4d.24xlarge", 2, vocab_size=8192,
-                        layout={"tp": 2, "global_batch_size": 512, "distributed_optimizer": True})
+    ex = LayoutExplorer(
+        "techpulse-7b",
+        "p4d.24xlarge",
+        2,
+        vocab_size=8192,
+        layout={"tp": 2, "global_batch_size": 512, "distributed_optimizer": True},
+    )
     assert ex.flags()["vocab-size"] == 8192
     assert "vocab-size" not in ex.flags(model="llama3.1-70b")
     base, bigger_mbs = ex.plan(), ex.plan(micro_batch_size=2)
     assert base["num_microbatches"] == 2 * bigger_mbs["num_microbatches"] == 64
-    assert bigger_mbs["memory_per_gpu_bytes"]["activations"] == 2 * base["memory_per_gpu_bytes"]["activations"]
+    assert (
+        bigger_mbs["memory_per_gpu_bytes"]["activations"] == 2 * base["memory_per_gpu_bytes"]["activations"]
+    )
     table = layout_table([("base", base), ("mbs 2", bigger_mbs)])
     assert list(table.index) == ["base", "mbs 2"] and table.loc["base", "micro-batches"] == 64

@@ -182,8 +182,11 @@ def summarise(run: RunDir) -> dict[str, Any]:
         }
         findings = diagnose_log(run.train_log)
         labels = sorted({getattr(f, "label", None) or f["label"] for f in findings})
-        summary["diagnosis"] = {"findings": len(findings), "labels": labels,
-                                "verdict": "healthy" if not findings else "needs attention"}
+        summary["diagnosis"] = {
+            "findings": len(findings),
+            "labels": labels,
+            "verdict": "healthy" if not findings else "needs attention",
+        }
     return summary
 
 
@@ -196,7 +199,8 @@ def format_summary(result: JourneyResult) -> str:
     ds = s.get("dataset")
     lines.append(
         f"dataset         {ds['documents']:,} documents, {ds['tokens']:,} tokens (vocab {ds['vocab_size']:,})"
-        if ds else "dataset         - (notebook 01 not run)"
+        if ds
+        else "dataset         - (notebook 01 not run)"
     )
     plan = s.get("plan")
     if plan:

@@ -13,9 +13,15 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Execute notebooks 01-04 in order with papermill on the chosen backend, write the "
         "executed notebooks and an HTML export of each, and print a one-screen summary.",
     )
-    p.add_argument("--backend", default="local", help="local (default: torchrun on this machine) or kubernetes")
-    p.add_argument("--output-dir", default="runs/workshop", help="where executed notebooks go (default: %(default)s)")
-    p.add_argument("--run-dir", default=None, help="the run directory the notebooks share (default: the output dir)")
+    p.add_argument(
+        "--backend", default="local", help="local (default: torchrun on this machine) or kubernetes"
+    )
+    p.add_argument(
+        "--output-dir", default="runs/workshop", help="where executed notebooks go (default: %(default)s)"
+    )
+    p.add_argument(
+        "--run-dir", default=None, help="the run directory the notebooks share (default: the output dir)"
+    )
     p.add_argument("--only", nargs="+", metavar="NN", help="run only these notebooks, e.g. --only 01 02")
     p.add_argument("--no-html", action="store_true", help="skip the HTML export")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
@@ -40,8 +46,12 @@ def _run(args: argparse.Namespace) -> int:
         print_json(
             {
                 "notebooks": [
-                    {"name": n.name, "seconds": n.seconds, "executed": str(n.executed),
-                     "html": str(n.html) if n.html else None}
+                    {
+                        "name": n.name,
+                        "seconds": n.seconds,
+                        "executed": str(n.executed),
+                        "html": str(n.html) if n.html else None,
+                    }
                     for n in result.notebooks
                 ],
                 "summary": result.summary,

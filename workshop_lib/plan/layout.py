@@ -60,7 +60,9 @@ def layout_flags(
     if recompute == "selective":
         flags["recompute-granularity"] = "selective"
     elif recompute == "full":
-        flags.update({"recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1})
+        flags.update(
+            {"recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1}
+        )
     if vp_layers:
         flags["num-layers-per-virtual-pipeline-stage"] = vp_layers
     return flags

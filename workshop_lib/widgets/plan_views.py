@@ -41,7 +41,9 @@ class LayoutExplorer:
         node = instance(instance_type or self.instance_type)
         return ClusterConfig(node.gpu, node.gpus_per_node, nodes or self.nodes, node.name)
 
-    def plan(self, *, instance_type: str | None = None, nodes: int | None = None, **over: Any) -> dict[str, Any]:
+    def plan(
+        self, *, instance_type: str | None = None, nodes: int | None = None, **over: Any
+    ) -> dict[str, Any]:
         """The full plan (contract JSON plus ``details``) of a variation of the default layout."""
         m, par, _ = resolve_args(self.flags(**over))
         return plan(m, par, self.cluster(instance_type, nodes))
@@ -54,7 +56,9 @@ class LayoutExplorer:
         """(every valid layout's plan, the valid-and-fitting ones ranked by estimated speed)."""
         m, par, _ = resolve_args(self.flags())
         cl = self.cluster()
-        valid = [p for p in (plan(m, c, cl, details=False) for c in candidate_layouts(m, cl, par)) if p["valid"]]
+        valid = [
+            p for p in (plan(m, c, cl, details=False) for c in candidate_layouts(m, cl, par)) if p["valid"]
+        ]
         return valid, search(m, cl, par)
 
 
@@ -93,19 +97,33 @@ def search_scatter(explorer: LayoutExplorer, *, ax: Any = None):
     valid, ranked = explorer.search_space()
     gpu = GPUS[instance(explorer.instance_type).gpu]
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(8, 4.5))
-    for fits, style in ((False, {"s": 12, "c": "#bbbbbb", "label": "does not fit"}),
-                        (True, {"s": 16, "c": "#1f77b4", "label": "fits"})):
+    for fits, style in (
+        (False, {"s": 12, "c": "#bbbbbb", "label": "does not fit"}),
+        (True, {"s": 16, "c": "#1f77b4", "label": "fits"}),
+    ):
         pts = [p for p in valid if p["fits"] is fits]
-        ax.scatter([_gib(p["memory_per_gpu_bytes"]["total"]) for p in pts],
-                   [p["estimate"]["tokens_per_second"] for p in pts], **style)
+        ax.scatter(
+            [_gib(p["memory_per_gpu_bytes"]["total"]) for p in pts],
+            [p["estimate"]["tokens_per_second"] for p in pts],
+            **style,
+        )
     if ranked:
         best = ranked[0]
-        ax.scatter([_gib(best["memory_per_gpu_bytes"]["total"])], [best["estimate"]["tokens_per_second"]], s=160,
-                   facecolors="none", edgecolors="#d62728", linewidths=2, label="best")
+        ax.scatter(
+            [_gib(best["memory_per_gpu_bytes"]["total"])],
+            [best["estimate"]["tokens_per_second"]],
+            s=160,
+            facecolors="none",
+            edgecolors="#d62728",
+            linewidths=2,
+            label="best",
+        )
     ax.axvline(gpu.memory_bytes / GIB, color="#d62728", ls="--", lw=1, label="GPU memory")
     ax.set_xlabel("memory on the busiest GPU (GiB)")
     ax.set_ylabel("estimated tokens / s")
-    ax.set_title(f"{explorer.model} on {explorer.nodes} x {explorer.instance_type}: "
-                 f"{len(valid)} valid layouts, {len(ranked)} fit")
+    ax.set_title(
+        f"{explorer.model} on {explorer.nodes} x {explorer.instance_type}: "
+        f"{len(valid)} valid layouts, {len(ranked)} fit"
+    )
     ax.legend(loc="best")
     return fig, ranked
