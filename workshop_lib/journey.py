@@ -109,6 +109,9 @@ def run_notebooks(
                 kernel_name=kernel_name,
                 progress_bar=False,
                 log_output=False,
+                # The kernels are local children of this process; their start-up chatter (e.g.
+                # ipykernel's note that a loopback kernel is unencrypted) is noise on this screen.
+                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except pm.PapermillExecutionError as exc:
             raise WorkshopError(
