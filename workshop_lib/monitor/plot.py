@@ -2,7 +2,7 @@
 
 :func:`plot_training` draws, from a :class:`~workshop_lib.monitor.parse.ParsedLog`: the loss with
 its smoothed curve and validation points, the learning rate, the grad norm, the loss scale and the
-throughput (TFLOP/s per GPU, or ms per iteration when throughput is not logged).
+throughput (TFLOP/s per GPU, or ms per iteration when throughput is not logged or rounds to 0).
 :func:`read_tensorboard` turns Megatron's TensorBoard scalars (``lm loss``, ``learning-rate``,
 ``grad-norm``, ``loss-scale``, ``iteration-time``, ``lm loss validation``...) into the same
 ``ParsedLog``, so summaries and plots work on either source.
@@ -152,7 +152,9 @@ def plot_training(
         a.set_title(label)
     a = axes[4]
     tf = col("tflops_per_gpu")
-    if any(math.isfinite(y) for y in tf):
+    # A tiny model on a CPU logs "0.0" TFLOP/s (Megatron prints one decimal): a flat zero says
+    # nothing, so time per iteration is drawn instead, as for logs without throughput.
+    if any(math.isfinite(y) and y > 0 for y in tf):
         a.plot(it, tf, color="tab:green")
         a.set_title("throughput (TFLOP/s/GPU)")
     else:
