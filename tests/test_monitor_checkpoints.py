@@ -107,3 +107,26 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(UsageError, match="--storage"):
         scan_checkpoints(tmp_path, storage="ebs")
     assert scan_checkpoints(tmp_path)["checkpoints"] == []
+
+
+def test_keep_last_never_deletes_the_newest_complete_and_flags_a_broken_tracker(tmp_path):
+    legacy(tmp_path, 10, tp=1)
+    (tmp_path / "iter_0000020" / "mp_rank_00").mkdir(parents=True)  # a save that wrote nothing
+    (tmp_path / "latest_checkpointed_iteration.txt").write_text("20")
+    r = scan_checkpoints(tmp_path, keep_last=1, delete=True)
+    assert r["cleanup"]["delete"] == [] and r["cleanup"]["deleted"] == []
+    assert (tmp_path / "iter_0000010" / "mp_rank_00" / "model_optim_rng.pt").is_file()
+    assert r["latest_complete"] == 10
+    assert len(r["problems"]) == 1 and "points to iteration 20" in r["problems"][0]
+    assert "incomplete" in r["problems"][0] and "model_optim_rng.pt missing" in r["problems"][0]
+
+
+def test_keep_last_keeps_newest_complete_below_partial_saves(tmp_path):
+    for it in (100, 200, 300):
+        dist(tmp_path, it)
+    dist(tmp_path, 400, drop=("common.pt",))
+    (tmp_path / "latest_checkpointed_iteration.txt").write_text("400")
+    r = scan_checkpoints(tmp_path, keep_last=1, delete=True)
+    assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == ["iter_0000300", "iter_0000400"]
+    assert [os.path.basename(p) for p in r["cleanup"]["deleted"]] == ["iter_0000100", "iter_0000200"]
+    assert any("incomplete" in p for p in r["problems"])

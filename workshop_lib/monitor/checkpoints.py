@@ -13,8 +13,9 @@ completes: it is what ``--load`` resumes from. Two layouts inside an iteration d
 
 A save takes at least ``size / bandwidth`` of the shared file system; :mod:`workshop_lib.facts.storage`
 has the FSx for Lustre and Azure Managed Lustre tiers.
-Clean-up keeps the newest ``keep_last`` iterations and never the one the tracker points to; it is a
-dry run unless ``delete=True``.
+Clean-up keeps the newest ``keep_last`` iterations and never deletes the one the tracker points to nor
+the newest complete one (the only thing left to resume from when the newer saves are partial); it is
+a dry run unless ``delete=True``.
 """
 
 from __future__ import annotations
@@ -170,6 +171,14 @@ def scan_checkpoints(
     if isinstance(tracker, int):
         if tracker in by_iter:
             by_iter[tracker].is_latest = True
+            if not by_iter[tracker].complete:
+                # --load resumes from exactly this iteration, so a broken one fails the restart even
+                # when an older whole checkpoint sits next to it.
+                problems.append(
+                    f"{TRACKER} points to iteration {tracker}, but iter_{tracker:07d}/ is incomplete "
+                    f"({'; '.join(by_iter[tracker].problems)}): --load will fail; point it at a "
+                    "complete iteration"
+                )
         else:
             problems.append(
                 f"{TRACKER} points to iteration {tracker}, but iter_{tracker:07d}/ does not exist"
@@ -208,6 +217,10 @@ def scan_checkpoints(
         keep = {i.iteration for i in infos[-keep_last:]}
         if isinstance(tracker, int):
             keep.add(tracker)
+        if latest_complete is not None:
+            # The newest N by number may all be partial saves; deleting the last whole one would leave
+            # nothing to resume from, so it survives any --keep-last.
+            keep.add(latest_complete)
         doomed = [i for i in infos if i.iteration not in keep]
         deleted = []
         if delete:
