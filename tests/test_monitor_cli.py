@@ -154,3 +154,42 @@ def test_monitor_import_is_light():
             "print(','.join(m for m in ('torch','pandas','matplotlib','kubernetes','tensorboard') if m in sys.modules))")  # fmt: skip
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("kind", ["gzip", "zstd", "bzip2", "xz"])
+def test_compressed_logs_read_like_plain_ones(cli, tmp_path, kind):
+    import bz2
+    import gzip
+    import lzma
+
+    import zstandard
+
+    raw = (LOGS / "healthy_megatron_long.log").read_bytes()
+    packed = {"gzip": gzip.compress, "bzip2": bz2.compress, "xz": lzma.compress,
+              "zstd": zstandard.ZstdCompressor().compress}[kind](raw)  # fmt: skip
+    log = tmp_path / "train.log.archived"  # the magic bytes decide, not the suffix
+    log.write_bytes(packed)
+    plain = json.loads(cli("monitor", "parse", LOGS / "healthy_megatron_long.log", "--json").out)
+    res = cli("monitor", "parse", log, "--json")
+    assert res.code == 0, res.err
+    assert json.loads(res.out)["iterations"] == plain["iterations"] and len(plain["iterations"]) == 403
+    fail = (LOGS / "fail_nccl_timeout.log").read_bytes()
+    failed = tmp_path / "fail.log.gz"
+    failed.write_bytes(gzip.compress(fail))
+    res = cli("monitor", "diagnose", failed, "--json")
+    assert res.code == 0 and "nccl_timeout" in {f["label"] for f in json.loads(res.out)["findings"]}
+
+
+def test_truncated_archive_is_exit_2_one_line(cli, tmp_path):
+    import gzip
+
+    log = tmp_path / "train.log.gz"
+    log.write_bytes(gzip.compress((LOGS / "healthy_megatron_long.log").read_bytes())[:500])
+    for cmd in ("parse", "diagnose", "nccl"):
+        res = cli("monitor", cmd, log)
+        assert res.code == 2 and "truncated" in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_gpu_on_a_directory_says_directory(cli, tmp_path):
+    res = cli("monitor", "gpu", tmp_path)
+    assert res.code == 2 and "is a directory" in res.err and "no such file" not in res.err

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass
 
 from ..facts.failures import BENIGN_PATTERNS, FAILURES, FAILURES_BY_LABEL, SKIP_GRACE_ITERATIONS
-from .parse import _ITER_RE, check_log_path, parse_iteration_line
+from .parse import _ITER_RE, check_log_path, parse_iteration_line, read_log_lines
 
 MAX_LINE_CHARS = 400
 
@@ -101,6 +101,4 @@ def diagnose_text(text: str) -> list[Finding]:
 
 def diagnose_log(path: str | os.PathLike[str]) -> list[Finding]:
     """Findings for a log file (``workshop monitor diagnose LOG``)."""
-    p = check_log_path(path)
-    with open(p, encoding="utf-8", errors="replace") as fh:
-        return diagnose_lines(fh)
+    return diagnose_lines(read_log_lines(check_log_path(path)))  # .gz/.zst archives too

@@ -171,6 +171,8 @@ def gpu_report(text: str, threshold: float = LOW_GPU_UTIL_PERCENT) -> dict[str, 
 
 def read_gpu_file(path: str | os.PathLike[str]) -> str:
     p = Path(path)
+    if p.is_dir():  # "no such file" for a directory sends people looking for a typo that is not there
+        raise UsageError(f"{p}: is a directory; pass the saved nvidia-smi output file inside it")
     if not p.is_file():
         raise UsageError(
             f"{p}: no such file; save `nvidia-smi dmon -s u -c 12` or `nvidia-smi --query-gpu=index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv` output to it"

@@ -23,7 +23,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
-from .parse import check_log_path
+from .parse import check_log_path, read_log_lines
 
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
 _OFI_VERSION = re.compile(r"NET/OFI (?:Initializing|Using) aws-ofi-nccl (\d+\.\d+\.\d+\w*)")
@@ -133,6 +133,4 @@ def _verdict(h: NcclHealth) -> tuple[str, str]:
 
 def nccl_health(path: str | os.PathLike[str]) -> NcclHealth:
     """NCCL/EFA health of a log file (``workshop monitor nccl LOG``)."""
-    p = check_log_path(path)
-    with open(p, encoding="utf-8", errors="replace") as fh:
-        return nccl_health_lines(fh)
+    return nccl_health_lines(read_log_lines(check_log_path(path)))  # .gz/.zst archives too

@@ -24,14 +24,24 @@ a ``null`` loss next to a count tells "diverged" apart from "not logged".
 Streaming: :class:`LogFollower` reads only the bytes appended since its last poll, keeps a partial
 last line until its newline arrives, and starts over when the file is truncated or replaced (log
 rotation, a restarted pod). Parsing the same bytes incrementally or at once gives the same result.
+
+Compressed logs: finished runs' logs are usually archived as ``train.log.gz`` (logrotate, S3
+lifecycle) or ``.zst``; :func:`open_log` recognises gzip, zstd, bzip2 and xz by their magic bytes
+(not the name) and decompresses while reading, so ``parse``, ``diagnose``, ``nccl`` and ``plot`` read
+them as they are instead of finding zero iterations in binary noise.
 """
 
 from __future__ import annotations
 
+import bz2
 import codecs
+import gzip
+import io
+import lzma
 import math
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -410,16 +420,88 @@ def check_log_path(path: str | os.PathLike[str]) -> Path:
     return p
 
 
+# Magic bytes of the compressors logs are archived with (checked instead of the file name, which
+# an archive step may or may not suffix).
+_MAGIC: tuple[tuple[bytes, str], ...] = (
+    (b"\x1f\x8b", "gzip"),
+    (b"\x28\xb5\x2f\xfd", "zstd"),
+    (b"BZh", "bzip2"),
+    (b"\xfd7zXZ\x00", "xz"),
+)
+
+
+def log_compression(path: str | os.PathLike[str]) -> str | None:
+    """``"gzip"``, ``"zstd"``, ``"bzip2"``, ``"xz"`` or None (plain text), from the first bytes."""
+    with open(path, "rb") as fh:
+        head = fh.read(6)
+    return next((name for magic, name in _MAGIC if head.startswith(magic)), None)
+
+
+def _decompression_errors() -> tuple[type[BaseException], ...]:
+    import zstandard
+
+    return (OSError, EOFError, lzma.LZMAError, zstandard.ZstdError)
+
+
+def open_log(path: str | os.PathLike[str]) -> io.BufferedIOBase:
+    """The log's bytes, decompressed on the fly when the file is gzip/zstd/bzip2/xz."""
+    p = check_log_path(path)
+    kind = log_compression(p)
+    if kind == "gzip":
+        return gzip.open(p, "rb")
+    if kind == "bzip2":
+        return bz2.open(p, "rb")
+    if kind == "xz":
+        return lzma.open(p, "rb")
+    if kind == "zstd":
+        import zstandard
+
+        # read_across_frames: zstd -c of concatenated chunks (and pzstd) writes several frames.
+        raw = open(p, "rb")  # noqa: SIM115 - closed with the reader (closefd)
+        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+    return open(p, "rb")
+
+
+def read_log_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+    """The log's lines (decoded as UTF-8, bad bytes replaced), decompressing when needed.
+
+    A corrupt or truncated archive becomes a UsageError naming the file, not a traceback.
+    """
+    p = check_log_path(path)
+    errors = _decompression_errors()
+    try:
+        with io.TextIOWrapper(open_log(p), encoding="utf-8", errors="replace") as fh:
+            yield from fh
+    except errors as e:
+        raise UsageError(
+            f"{p}: cannot read this {log_compression(p) or 'log'} file ({e}); is the archive truncated?"
+        ) from None
+
+
 def parse_log(
     path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None
 ) -> ParsedLog:
-    """Parse a whole log file (the one-shot twin of :class:`LogFollower`)."""
+    """Parse a whole log file (the one-shot twin of :class:`LogFollower`); compressed ones too."""
     p = check_log_path(path)
     if gpu is not None:
         from ..facts.hardware import gpu as lookup_gpu
 
         lookup_gpu(gpu)  # a UsageError naming --gpu for unknown keys
-    return LogFollower(p, gpu=gpu, seq_length=seq_length).finish()
+    if log_compression(p) is None:
+        return LogFollower(p, gpu=gpu, seq_length=seq_length).finish()
+    parser = IncrementalParser(gpu=gpu, seq_length=seq_length, source=str(p))
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    try:
+        with open_log(p) as fh:
+            while data := fh.read(4 << 20):  # bounded memory, like LogFollower
+                parser.feed(decoder.decode(data))
+    except _decompression_errors() as e:
+        raise UsageError(
+            f"{p}: cannot read this {log_compression(p)} file ({e}); is the archive truncated?"
+        ) from None
+    parser.feed(decoder.decode(b"", final=True))
+    parser.close()
+    return parser.result()
 
 
 # ------------------------------------------------------------------------------------------------
