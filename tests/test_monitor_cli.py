@@ -193,3 +193,30 @@ def test_truncated_archive_is_exit_2_one_line(cli, tmp_path):
 def test_gpu_on_a_directory_says_directory(cli, tmp_path):
     res = cli("monitor", "gpu", tmp_path)
     assert res.code == 2 and "is a directory" in res.err and "no such file" not in res.err
+
+
+@pytest.mark.parametrize("out", ["x.txt", "x", "x.jpeg"])
+def test_plot_out_with_unsupported_format_is_exit_2_naming_out(cli, tmp_path, out):
+    res = cli("monitor", "plot", LOGS / "format_current.log", "--out", tmp_path / out)
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1
+    assert "--out" in res.err and all(f in res.err for f in (".png", ".svg", ".pdf"))
+    assert not (tmp_path / out).exists()
+
+
+@pytest.mark.parametrize("fmt", ["svg", "pdf", "PNG"])
+def test_plot_writes_svg_pdf_and_upper_case_png(cli, tmp_path, fmt):
+    out = tmp_path / f"curves.{fmt}"
+    res = cli("monitor", "plot", LOGS / "format_current.log", "--out", out)
+    assert res.code == 0, res.err
+    head = out.read_bytes()[:8]
+    assert head.startswith({"svg": b"<?xml", "pdf": b"%PDF", "PNG": b"\x89PNG"}[fmt])
+    assert [p.name for p in tmp_path.iterdir()] == [out.name]  # no temporary file left behind
+
+
+def test_gpu_out_with_unsupported_format_is_exit_2(cli, tmp_path):
+    smi = tmp_path / "dmon.txt"
+    smi.write_text(
+        "# gpu    sm   mem   enc   dec\n# Idx     %     %     %     %\n    0    95    40     0     0\n"
+    )
+    res = cli("monitor", "gpu", smi, "--out", tmp_path / "bars.txt")
+    assert res.code == 2 and "--out" in res.err and len(res.err.strip().splitlines()) == 1

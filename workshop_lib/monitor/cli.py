@@ -35,7 +35,7 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = msub.add_parser("plot", help="loss, learning rate, grad norm, loss scale and throughput to a PNG")
     p.add_argument("log", nargs="?")
-    p.add_argument("--out", required=True, help="the PNG to write")
+    p.add_argument("--out", required=True, help="the image to write: .png, .svg or .pdf")
     p.add_argument("--tensorboard", metavar="DIR", help="plot TensorBoard event files instead of a log")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plot, command="monitor plot")
@@ -58,7 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--kubeconfig")
     p.add_argument("--context")
     p.add_argument("--threshold", type=float, default=None, help="flag GPUs under this SM %% (default 50)")
-    p.add_argument("--out", help="also write a bar chart PNG")
+    p.add_argument("--out", help="also write a bar chart (.png, .svg or .pdf)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_gpu, command="monitor gpu")
 
@@ -138,8 +138,9 @@ def _diagnose(args) -> int:
 
 def _plot(args) -> int:
     from ..errors import UsageError
-    from .plot import plot_training, read_tensorboard
+    from .plot import check_plot_out, plot_training, read_tensorboard
 
+    check_plot_out(args.out)  # before parsing a possibly large log
     if args.tensorboard:
         log = read_tensorboard(args.tensorboard)
     elif args.log:
@@ -173,6 +174,10 @@ def _gpu(args) -> int:
     from .gpu import collect_from_pods, gpu_report, gpu_stats, parse_nvidia_smi, plot_gpu, read_gpu_file
 
     threshold = LOW_GPU_UTIL_PERCENT if args.threshold is None else args.threshold
+    if args.out:
+        from .plot import check_plot_out
+
+        check_plot_out(args.out)  # before collecting from pods
     if args.file:
         text = read_gpu_file(args.file)
     elif args.namespace:

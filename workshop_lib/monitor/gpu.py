@@ -184,6 +184,10 @@ def plot_gpu(
     stats: list[GpuStat], out: str | os.PathLike[str] | None = None, threshold: float = LOW_GPU_UTIL_PERCENT
 ):
     """Bar chart of SM and memory utilisation per GPU; returns the matplotlib Figure."""
+    if out is not None:
+        from .plot import check_plot_out
+
+        check_plot_out(out)  # before drawing: a bad --out is a usage error, not a matplotlib one
     import matplotlib
 
     if out is not None:
@@ -206,8 +210,9 @@ def plot_gpu(
     ax.legend(loc="lower right", fontsize=8)
     fig.tight_layout()
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=100)
+        from .plot import save_figure
+
+        save_figure(fig, out, dpi=100)
         plt.close(fig)
     return fig
 

@@ -35,6 +35,37 @@ TB_VALIDATION_TAG = "lm loss validation"
 TB_VALIDATION_PPL_TAG = "lm loss validation ppl"
 TB_TEST_TAG = "lm loss test"
 
+# What ``--out`` may end with: formats every matplotlib backend writes without extra packages.
+PLOT_FORMATS: tuple[str, ...] = ("png", "svg", "pdf")
+
+
+def check_plot_out(out: str | os.PathLike[str]) -> str:
+    """The format of ``out`` from its suffix, or a one-line UsageError naming ``--out``.
+
+    Checked before a log is parsed so a typo costs nothing, and so matplotlib's ``ValueError``
+    (which lists ~15 formats, several of which need extra packages) never reaches the user.
+    """
+    suffix = Path(out).suffix.lower().lstrip(".")
+    if suffix not in PLOT_FORMATS:
+        raise UsageError(
+            f"--out {out}: {'.' + suffix if suffix else 'no'} suffix is not a supported format; "
+            f"name a {', '.join('.' + f for f in PLOT_FORMATS)} file"
+        )
+    return suffix
+
+
+def save_figure(fig, out: str | os.PathLike[str], *, dpi: int) -> None:
+    """Write ``fig`` to ``out`` atomically (a half-written PNG is what a dashboard would show)."""
+    fmt_name = check_plot_out(out)
+    target = Path(out)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(f".{target.name}.tmp{os.getpid()}")
+    try:
+        fig.savefig(tmp, dpi=dpi, format=fmt_name)
+        os.replace(tmp, target)
+    finally:
+        tmp.unlink(missing_ok=True)
+
 
 def read_tensorboard(directory: str | os.PathLike[str]) -> ParsedLog:
     """Scalars from TensorBoard event files under ``directory`` as a ParsedLog."""
@@ -94,6 +125,8 @@ def plot_training(
     log: ParsedLog, out: str | os.PathLike[str] | None = None, *, title: str | None = None, fig=None
 ):
     """Draw the curves; save to ``out`` (PNG) when given. Returns the matplotlib Figure."""
+    if out is not None:
+        check_plot_out(out)
     import matplotlib
 
     if out is not None and fig is None:
@@ -175,7 +208,6 @@ def plot_training(
     fig.suptitle(title or f"Training curves: {Path(log.source).name if log.source else ''}")
     fig.tight_layout()
     if out is not None:
-        Path(out).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(out, dpi=90)
+        save_figure(fig, out, dpi=90)
         plt.close(fig)
     return fig
