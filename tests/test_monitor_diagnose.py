@@ -66,3 +66,21 @@ def test_plugin_probe_is_not_a_finding_when_efa_loaded():
         "h:1:1 [0] NCCL INFO NET/OFI Selected Provider is efa (found 4 nics)",
     ])  # fmt: skip
     assert diagnose_text(text) == []
+
+
+def test_aws_ofi_nccl_initialization_failure_is_efa_provider_unavailable():
+    findings = diagnose_log(LOGS / "fail_efa_provider_unavailable_ofi_init.log")
+    by_label = {f.label: f for f in findings}
+    assert "efa_provider_unavailable" in by_label
+    f = by_label["efa_provider_unavailable"]
+    assert f.line_number == 7 and "Unable to find a protocol that worked" in f.line and f.count == 3
+    # each of aws-ofi-nccl's and NCCL's give-up lines is enough on its own
+    for line in (
+        "h:1:2 [0] nccl_net_ofi_init:1415 NCCL WARN NET/OFI aws-ofi-nccl initialization failed",
+        "h:1:2 [0] NCCL INFO Failed to initialize NET plugin Libfabric",
+        "h:1:2 [0] NCCL INFO Failed to initialize NET plugin AWS Libfabric",
+        "h:1:2 [0] init.cc:99 CCOM WARN OFI plugin initNet() failed is EFA enabled?",
+    ):
+        assert [x.label for x in diagnose_text(line)] == ["efa_provider_unavailable"], line
+    # NCCL's IB plugin failing on an EFA node is not this failure
+    assert diagnose_text("h:1:2 [0] NCCL INFO Failed to initialize NET plugin IB") == []

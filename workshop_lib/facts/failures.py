@@ -67,9 +67,20 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"fi_getinfo: provider efa output empty list",
             r"EFA libfabric provider not detected",
             r"NET/OFI No eligible providers",
+            # aws-ofi-nccl's own give-up lines (src/nccl_ofi_net.cpp, nccl_net_ofi_create_plugin):
+            # printed when neither the RDMA nor the SENDRECV protocol found a provider, i.e. with no
+            # EFA device in the pod; some versions log only these, not the fi_getinfo line above.
+            r"NET/OFI Unable to find a protocol that worked",
+            r"NET/OFI aws-ofi-nccl initialization failed",
+            # NCCL's line when a loaded net plugin's init() fails (src/plugin/net.cc); the
+            # aws-ofi-nccl plugin registers as "Libfabric" ("AWS Libfabric" in old releases).
+            r"Failed to initialize NET plugin (AWS )?Libfabric",
+            # The Neuron runtime's wording of the same failure (trn1 logs quoted in public repos).
+            r"OFI plugin initNet\(\) failed",
         ),
-        "aws-ofi-nccl loaded, but libfabric found no usable EFA provider: the EFA devices are not "
-        "visible in the container, so NCCL falls back to TCP sockets or fails.",
+        "aws-ofi-nccl loaded, but libfabric found no usable EFA provider (or the plugin's "
+        "initialization failed): the EFA devices are not visible in the container, so NCCL falls "
+        "back to TCP sockets or fails.",
         "Request `vpc.amazonaws.com/efa` in the pod resources (one per EFA interface of the instance), "
         "check the EFA device plugin DaemonSet runs on the node, and that `fi_info -p efa -t FI_EP_RDM` "
         "lists devices inside the pod.",
