@@ -157,3 +157,61 @@ def test_plan_room_absent_is_a_warning_not_a_crash(monkeypatch):
     monkeypatch.setitem(sys.modules, "workshop_lib.plan.api", None)  # import now raises ImportError
     (f,) = check.check_plan(jobspec.from_dict(BASE))
     assert (f.severity, f.rule) == ("warning", "plan-unavailable")
+
+
+# ---- credentials in env -----------------------------------------------------------------------
+CREDENTIAL_NAMES = [
+    "HF_TOKEN",
+    "HUGGING_FACE_HUB_TOKEN",
+    "AWS_SESSION_TOKEN",
+    "AWS_SECRET_ACCESS_KEY",
+    "AWS_ACCESS_KEY_ID",
+    "WANDB_API_KEY",
+    "NGC_API_KEY",
+    "OPENAI_APIKEY",
+    "DB_PASSWORD",
+    "CLIENT_SECRET",
+    "GIT_PASSPHRASE",
+    "SSH_PRIVATE_KEY",
+]
+# Names with TOKEN / KEY / CREDENTIALS in them that do not hold a credential.
+HARMLESS_NAMES = [
+    "TOKENIZERS_PARALLELISM",  # substring, not a word
+    "HF_TOKEN_PATH",  # points at a file
+    "AWS_SHARED_CREDENTIALS_FILE",
+    "GOOGLE_APPLICATION_CREDENTIALS",  # a path to a key file
+    "HF_HUB_DISABLE_IMPLICIT_TOKEN",  # a switch
+    "SSH_KEY_PATH",
+    "NCCL_IB_PKEY",
+    "MAX_TOKENS",
+    "KEY",
+    "SORT_KEY",
+    "NCCL_DEBUG",
+]
+
+
+@pytest.mark.parametrize("name", CREDENTIAL_NAMES)
+def test_a_literal_credential_is_an_error_that_never_repeats_the_value(name):
+    secret = "hf_SECRETabc123"
+    (f,) = [f for f in _findings(env={name: secret}) if f.rule == "secret-literal"]
+    assert f.severity == "error" and name in f.message
+    assert f.fix.startswith(f"use a Secret: env: {{{name}: {{secret: ")
+    assert secret not in f.message + f.fix
+
+
+@pytest.mark.parametrize("name", HARMLESS_NAMES)
+def test_harmless_names_are_not_taken_for_credentials(name):
+    assert "secret-literal" not in _rules(_findings(env={name: "some-literal-value"}))
+
+
+def test_a_secret_reference_and_a_switch_are_not_findings():
+    assert "secret-literal" not in _rules(_findings(env={"HF_TOKEN": {"secret": "hf-token", "key": "token"}}))
+    assert "secret-literal" not in _rules(_findings(env={"WANDB_API_KEY": "", "HF_TOKEN": "0"}))
+
+
+def test_every_literal_credential_is_its_own_finding():
+    env = {"HF_TOKEN": "hf_x1", "AWS_SECRET_ACCESS_KEY": "AKSECRETXYZ", "NCCL_DEBUG": "WARN"}
+    found = [f for f in _findings(env=env) if f.rule == "secret-literal"]
+    assert sorted(f.message.split()[0] for f in found) == ["AWS_SECRET_ACCESS_KEY", "HF_TOKEN"]
+    spec = jobspec.from_dict({**BASE, "env": env})
+    assert sorted(check.literal_secrets(spec)) == ["AWS_SECRET_ACCESS_KEY", "HF_TOKEN"]

@@ -52,3 +52,41 @@ def test_invalid_job_is_exit_2_one_line(cli, tmp_path):
         res = cli(*cmd, "--config", bad)
         assert res.code == 2 and res.out == ""
         assert len(res.err.strip().splitlines()) == 1 and "bad.yaml: nodes:" in res.err
+
+
+def test_render_refuses_a_literal_credential_and_check_never_echoes_it(cli, tmp_path):
+    data = yaml.safe_load(EKS.read_text())
+    data["env"] = {"HF_TOKEN": "hf_SECRETabc123", "AWS_SECRET_ACCESS_KEY": "AKSECRETXYZ"}
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(data))
+    for target in ("kubernetes", "slurm"):
+        out = tmp_path / f"out.{target}"
+        res = cli("render", "--config", job, "--target", target, "--out", out)
+        assert res.code == 2 and res.out == "" and not out.exists()
+        assert len(res.err.strip().splitlines()) == 1 and "use a Secret: env: {" in res.err
+        assert "hf_SECRET" not in res.err and "AKSECRET" not in res.err
+    res = cli("check", "--config", job, "--json")
+    assert res.code == 0
+    found = [f for f in res.json()["findings"] if f["rule"] == "secret-literal"]
+    assert len(found) == 2 and all(f["severity"] == "error" for f in found)
+    res = cli("check", "--config", job)
+    assert "hf_SECRET" not in res.out + res.err and "AKSECRET" not in res.out + res.err
+    assert cli("check", "--config", job, "--strict").code == 1
+    # the override names each variable; one left out still refuses
+    res = cli("render", "--config", job, "--allow-literal-env", "HF_TOKEN")
+    assert res.code == 2 and "AWS_SECRET_ACCESS_KEY" in res.err
+    both = ("--allow-literal-env", "HF_TOKEN", "--allow-literal-env", "AWS_SECRET_ACCESS_KEY")
+    res = cli("render", "--config", job, *both)
+    assert res.code == 0 and "value: hf_SECRETabc123" in res.out
+
+
+def test_render_writes_a_secret_reference(cli, tmp_path):
+    data = yaml.safe_load(EKS.read_text())
+    data["env"] = {"HF_TOKEN": {"secret": "hf-token", "key": "token"}}
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(data))
+    res = cli("render", "--config", job)
+    assert res.code == 0, res.err
+    (pj,) = [d for d in yaml.safe_load_all(res.out) if d["kind"] == "PyTorchJob"]
+    env = pj["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]
+    assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}} in env

@@ -125,3 +125,28 @@ def test_the_plan_rooms_job_file_loads_renders_and_checks_clean(backend, tmp_pat
     assert spec.backend == (backend or "kubernetes")
     assert render.pytorchjob(spec)["kind"] == "PyTorchJob"
     assert [f for f in check.check_job(spec) if f.severity == "error"] == []
+
+
+def test_env_secret_reference_loads_and_is_left_out_of_the_literal_env():
+    spec = jobspec.from_dict({**BASE, "env": {"HF_TOKEN": {"secret": "hf.token-1", "key": "token_v.2"}}})
+    assert spec.env["HF_TOKEN"] == jobspec.SecretRef("hf.token-1", "token_v.2")
+    assert spec.effective_env()["HF_TOKEN"] == jobspec.SecretRef("hf.token-1", "token_v.2")
+    assert "HF_TOKEN" not in spec.literal_env() and spec.literal_env()["FI_PROVIDER"] == "efa"
+
+
+@pytest.mark.parametrize(
+    "ref, field",
+    [
+        ({"secret": "hf-token"}, "env.HF_TOKEN"),
+        ({"secret": "hf-token", "key": "token", "value": "x"}, "env.HF_TOKEN"),
+        ({"secret": "HF_Token", "key": "token"}, "env.HF_TOKEN.secret"),
+        ({"secret": "hf-token", "key": "a key"}, "env.HF_TOKEN.key"),
+        ({"secret": 3, "key": "token"}, "env.HF_TOKEN.secret"),
+    ],
+)
+def test_bad_secret_reference_is_one_line_with_the_form(ref, field):
+    with pytest.raises(UsageError) as exc:
+        jobspec.from_dict({**BASE, "env": {"HF_TOKEN": ref}}, "job.yaml")
+    msg = str(exc.value)
+    assert msg.startswith(f"job.yaml: {field}: ") and "{secret: SECRET-NAME, key: KEY}" in msg
+    assert "\n" not in msg

@@ -181,3 +181,22 @@ def test_slurm_script_carries_env_and_flags():
     assert "#SBATCH --nodes=2" in text and "#SBATCH --gpus-per-node=8" in text
     assert "export FI_PROVIDER=efa" in text and "--rdzv_backend=c10d" in text
     assert "--tensor-model-parallel-size=2" in text and "-m workshop_lib.train" in text
+
+
+def test_secret_reference_renders_as_secret_key_ref_and_is_never_inlined_in_sbatch():
+    data = yaml.safe_load((REPO / "manifests/jobs/techpulse-eks.yaml").read_text())
+    data["env"] = {"HF_TOKEN": {"secret": "hf-token", "key": "token"}, "NCCL_DEBUG": "WARN"}
+    spec = jobspec.from_dict(data)
+    for rep in _job(render.render_job(spec))["spec"]["pytorchReplicaSpecs"].values():
+        env = rep["template"]["spec"]["containers"][0]["env"]
+        (entry,) = [e for e in env if e["name"] == "HF_TOKEN"]
+        assert entry == {
+            "name": "HF_TOKEN",
+            "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}},
+        }
+        assert {"name": "NCCL_DEBUG", "value": "WARN"} in env
+    script = render.render_slurm(spec)
+    lines = script.splitlines()
+    assert "export HF_TOKEN" in lines and not any(line.startswith("export HF_TOKEN=") for line in lines)
+    assert any(line.startswith(': "${HF_TOKEN:?') for line in lines)  # fails early when unset
+    assert "export NCCL_DEBUG=WARN" in lines

@@ -14,6 +14,8 @@ Kinds of environment rows:
 * ``local_path`` the variable must be set to a path outside the shared mount
 * ``unset``      the variable must not be set at all
 * ``not_equal``  the variable must not be set to ``value``
+* ``secret_literal`` no variable whose name looks like a credential (:func:`looks_secret`) may hold a
+  literal value: it must come from a Kubernetes Secret (``env: {NAME: {secret: ..., key: ...}}``)
 
 ``fabrics`` says where a row applies: ``efa``, ``infiniband``, or both (platform ``generic``,
 fabric ``any``, gets only rows that list ``any``).
@@ -21,6 +23,7 @@ fabric ``any``, gets only rows that list ``any``).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 ALL = ("efa", "infiniband", "any")
@@ -221,6 +224,20 @@ RULES: tuple[Rule, ...] = (
         "INFO logs every connection of every rank: enormous log volume in production",
         "use NCCL_DEBUG=WARN; switch to INFO only while debugging the network",
     ),
+    # ---- credentials ---------------------------------------------------------------------------
+    Rule(
+        "secret-literal",
+        "error",
+        "secret_literal",
+        "",
+        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIALS, ACCESS_KEY, API_KEY, PRIVATE_KEY",
+        ALL,
+        "a literal credential is written into the rendered manifest (and git), stored in the "
+        "PyTorchJob object that anyone allowed to read jobs in the namespace can see, and shown by "
+        "`kubectl describe`; a Secret keeps it out of all three",
+        "use a Secret: env: {NAME: {secret: SECRET-NAME, key: KEY}} "
+        "(create it with `kubectl create secret generic SECRET-NAME --from-literal=KEY=...`)",
+    ),
     # ---- the pod ------------------------------------------------------------------------------
     Rule(
         "gpu-count",
@@ -290,6 +307,50 @@ RULES: tuple[Rule, ...] = (
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.rule: r for r in RULES}
+
+ENV_KINDS = ("equal", "contains", "set", "same_as", "local_path", "unset", "not_equal", "secret_literal")
+
+# Words of a variable name (split at '_') that mark a credential, and the words before KEY that do.
+SECRET_WORDS = frozenset(
+    {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIALS", "APIKEY", "ACCESSKEY", "SECRETKEY"}
+)
+KEY_QUALIFIERS = frozenset(
+    {"ACCESS", "API", "SECRET", "PRIVATE", "AUTH", "CLIENT", "ENCRYPTION", "SIGNING", "LICENSE", "MASTER"}
+)
+# A last word that makes the variable point at a credential rather than hold one (HF_TOKEN_PATH,
+# AWS_SHARED_CREDENTIALS_FILE), and known names that hold paths or switches, not credentials.
+LOCATOR_WORDS = frozenset({"PATH", "FILE", "FILENAME", "DIR", "DIRECTORY", "URL", "URI", "ENDPOINT"})
+HARMLESS_NAMES = frozenset(
+    {
+        "GOOGLE_APPLICATION_CREDENTIALS",  # a path to a key file
+        "HF_HUB_DISABLE_IMPLICIT_TOKEN",  # a switch
+        "TOKENIZERS_PARALLELISM",  # "TOKENIZERS" is not "TOKEN"; listed for the reader
+    }
+)
+# Literals that cannot be a credential (switches), so they are never flagged.
+NON_SECRET_VALUES = frozenset({"", "0", "1", "true", "false", "yes", "no", "on", "off"})
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable's name says it holds a credential (whole words, not substrings).
+
+    ``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, ``WANDB_API_KEY``, ``DB_PASSWORD`` do; ``TOKENIZERS_PARALLELISM``,
+    ``HF_TOKEN_PATH``, ``SSH_KEY_PATH``, ``NCCL_IB_PKEY``, ``MAX_TOKENS`` do not.
+    """
+    upper = name.upper()
+    if upper in HARMLESS_NAMES:
+        return False
+    words = [w for w in re.split(r"_+", upper) if w]
+    if not words or words[-1] in LOCATOR_WORDS:
+        return False
+    if SECRET_WORDS.intersection(words):
+        return True
+    return any(w == "KEY" and i > 0 and words[i - 1] in KEY_QUALIFIERS for i, w in enumerate(words))
+
+
+def literal_secret(name: str, value: str) -> bool:
+    """A literal ``value`` in a variable named like a credential (switches such as 0/1/true are not)."""
+    return looks_secret(name) and value.strip().lower() not in NON_SECRET_VALUES
 
 
 def applies(rule: Rule, fabric: str) -> bool:

@@ -63,11 +63,36 @@ def _env_problem(rule: Rule, env: dict[str, str], shared_mount: str | None) -> s
     return None
 
 
+def _secret_findings(rule: Rule, env: dict[str, str]) -> list[Finding]:
+    """One finding per literal credential; the message names the variable, never its value."""
+    return [
+        Finding(
+            rule.severity,
+            rule.rule,
+            f"{var} holds a literal value and its name says it is a credential: {rule.reason}",
+            rule.fix.replace("NAME", var, 1),
+        )
+        for var, value in env.items()
+        if nccl_rules.literal_secret(var, value)
+    ]
+
+
+def literal_secrets(spec: JobSpec) -> list[str]:
+    """The variables of ``spec`` that would put a literal credential into a manifest."""
+    return [k for k, v in spec.literal_env().items() if nccl_rules.literal_secret(k, v)]
+
+
 def check_env(env: dict[str, str], fabric: str, shared_mount: str | None = None) -> list[Finding]:
-    """Apply every environment rule for ``fabric`` ("efa", "infiniband" or "any") to ``env``."""
+    """Apply every environment rule for ``fabric`` ("efa", "infiniband" or "any") to ``env``.
+
+    ``env`` holds literal values only (a Secret reference's value is unknown until the pod starts).
+    """
     out = []
     for rule in RULES:
-        if rule.kind == "pod" or not nccl_rules.applies(rule, fabric):
+        if rule.kind not in nccl_rules.ENV_KINDS or not nccl_rules.applies(rule, fabric):
+            continue
+        if rule.kind == "secret_literal":
+            out += _secret_findings(rule, env)
             continue
         problem = _env_problem(rule, env, shared_mount)
         if problem:
@@ -163,7 +188,7 @@ def check_job(spec: JobSpec) -> list[Finding]:
     from .render import pytorchjob
 
     mount = spec.storage.mount_path if spec.storage else None
-    findings = check_env(spec.effective_env(), spec.platform_info.fabric, mount)
+    findings = check_env(spec.literal_env(), spec.platform_info.fabric, mount)
     findings += check_pod(spec, pytorchjob(spec))
     findings += check_plan(spec)
     return sorted(findings, key=lambda f: f.severity != "error")
@@ -175,7 +200,7 @@ def rules_table() -> list[dict[str, Any]]:
         {
             "rule": r.rule,
             "severity": r.severity,
-            "variable": r.var or "(pod)",
+            "variable": r.var or ("(pod)" if r.kind == "pod" else "(by name)"),
             "kind": r.kind,
             "value": r.value,
             "fabrics": ",".join(r.fabrics),

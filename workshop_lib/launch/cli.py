@@ -36,6 +36,13 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--config", required=True, metavar="JOB.yaml")
     p.add_argument("--out", type=Path, help="write to FILE instead of stdout")
     p.add_argument("--target", choices=("kubernetes", "slurm"), default="kubernetes")
+    p.add_argument(
+        "--allow-literal-env",
+        action="append",
+        default=[],
+        metavar="VAR",
+        help="write VAR's literal value although its name looks like a credential (it is not one)",
+    )
     p.set_defaults(func=_render)
 
     p = sub.add_parser("check", help="job YAML against the NCCL/EFA rules, the instance and the plan")
@@ -76,10 +83,25 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _render(args: argparse.Namespace) -> int:
+    """Render the job; refuse (exit 2) to write a literal credential into a manifest.
+
+    Manifests are committed, shared and applied; a token in one is a leaked token. A Secret
+    reference costs one line, so a literal is refused rather than warned about. ``--allow-literal-env
+    VAR`` exists for a variable whose name only looks like a credential, and names it explicitly.
+    """
     from ..cli import emit_text
-    from . import jobspec, render
+    from ..errors import UsageError
+    from . import check, jobspec, render
 
     spec = jobspec.load(args.config)
+    secrets = [v for v in check.literal_secrets(spec) if v not in args.allow_literal_env]
+    if secrets:
+        var = secrets[0]
+        raise UsageError(
+            f"{spec.source}: env.{var}: a literal value in a credential's variable is never written into a "
+            f"manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
+            f"(or pass --allow-literal-env {var} if it is not a credential)"
+        )
     text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
     emit_text(text, args.out)
     return 0

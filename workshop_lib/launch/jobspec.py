@@ -8,7 +8,12 @@ fix (exit status 2 on the command line). Optional keys beyond the contract's:
 * ``host_network: false`` and ``resources: {gpus_per_node, nics_per_node, shm_size, memory, cpu}``
   to override what the instance table gives (``workshop check`` then says what that breaks).
 
-An ``env`` value of ``null`` removes a platform default instead of setting it.
+An ``env`` value of ``null`` removes a platform default instead of setting it. A credential is never
+written as a literal: ``env: {HF_TOKEN: {secret: hf-token, key: token}}`` names a Kubernetes Secret
+(``kubectl create secret generic hf-token --from-literal=token=...``) and renders as
+``valueFrom.secretKeyRef``; the sbatch script reads such a variable from the environment of the user
+who runs ``sbatch`` and never contains its value. ``workshop check`` flags a literal value in a
+variable whose name looks like a credential, and ``workshop render`` refuses to write one.
 """
 
 from __future__ import annotations
@@ -30,6 +35,9 @@ OPTIONAL = ("namespace", "platform", "storage", "env", "backend", "sharp", "host
 RESOURCE_KEYS = ("gpus_per_node", "nics_per_node", "shm_size", "memory", "cpu")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FLAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+# A Secret's name is a DNS subdomain; its data keys are letters, digits, '-', '_' and '.'.
+_SECRET_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
 _QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti)?$")
 _UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
 
@@ -40,6 +48,17 @@ Scalar = str | int | float | bool
 class Storage:
     pvc: str
     mount_path: str = "/shared"
+
+
+@dataclass(frozen=True)
+class SecretRef:
+    """An environment value read from key ``key`` of the Kubernetes Secret ``secret`` (never inlined)."""
+
+    secret: str
+    key: str
+
+
+EnvValue = str | SecretRef
 
 
 @dataclass(frozen=True)
@@ -54,7 +73,7 @@ class JobSpec:
     namespace: str = "default"
     platform: str = "eks-efa"
     storage: Storage | None = None
-    env: dict[str, str | None] = field(default_factory=dict)
+    env: dict[str, EnvValue | None] = field(default_factory=dict)
     backend: str = "kubernetes"
     sharp: bool = False
     host_network: bool | None = None  # None: the platform's choice
@@ -81,8 +100,11 @@ class JobSpec:
     def world_size(self) -> int:
         return self.nodes * self.gpus_per_node
 
-    def effective_env(self) -> dict[str, str]:
-        """What the container's environment will be: platform defaults, SHARP, then the job's own."""
+    def effective_env(self) -> dict[str, EnvValue]:
+        """What the container's environment will be: platform defaults, SHARP, then the job's own.
+
+        Values are strings, or :class:`SecretRef` for a variable taken from a Kubernetes Secret.
+        """
         plat = self.platform_info
         env = dict(plat.env)
         if self.sharp:
@@ -93,6 +115,10 @@ class JobSpec:
             else:
                 env[key] = value
         return env
+
+    def literal_env(self) -> dict[str, str]:
+        """The effective environment's literal values (Secret references left out: their values are unknown here)."""
+        return {k: v for k, v in self.effective_env().items() if isinstance(v, str)}
 
 
 def quantity_bytes(value: str) -> int:
@@ -115,6 +141,25 @@ def _env_value(value: Any) -> str:
     if isinstance(value, bool):
         return "1" if value else "0"
     return str(value)
+
+
+def _secret_ref(src: str, var: str, value: Mapping[Any, Any]) -> SecretRef:
+    """``{secret: NAME, key: KEY}`` -> SecretRef; the message never repeats a value (it may be a credential)."""
+    form = f"write env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}}"
+    if set(value) != {"secret", "key"}:
+        raise _fail(src, f"env.{var}", f"a Secret reference has exactly the fields secret and key; {form}")
+    name, key = value["secret"], value["key"]
+    if not isinstance(name, str) or len(name) > 253 or not _SECRET_NAME.match(name):
+        raise _fail(
+            src,
+            f"env.{var}.secret",
+            "not a Kubernetes Secret name (lowercase letters, digits, '-' and '.'); " + form,
+        )
+    if not isinstance(key, str) or len(key) > 253 or not _SECRET_KEY.match(key):
+        raise _fail(
+            src, f"env.{var}.key", "not a Secret data key (letters, digits, '-', '_' and '.'); " + form
+        )
+    return SecretRef(name, key)
 
 
 def from_dict(data: Any, source: str = "<job>") -> JobSpec:
@@ -179,12 +224,20 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
     env_in = data.get("env") or {}
     if not isinstance(env_in, Mapping):
         raise _fail(src, "env", "write env as a mapping, e.g. env: {NCCL_DEBUG: WARN}")
-    env: dict[str, str | None] = {}
+    env: dict[str, EnvValue | None] = {}
     for key, value in env_in.items():
         if not isinstance(key, str) or not _ENV_NAME.match(key):
             raise _fail(src, f"env.{key}", "not a valid environment variable name (letters, digits, _)")
+        if isinstance(value, Mapping):
+            env[key] = _secret_ref(src, key, value)
+            continue
         if value is not None and not _scalar(value):
-            raise _fail(src, f"env.{key}", "the value must be a string or number (null removes a default)")
+            raise _fail(
+                src,
+                f"env.{key}",
+                "the value must be a string or number (null removes a default), "
+                "or a Secret reference {secret: NAME, key: KEY}",
+            )
         env[key] = None if value is None else _env_value(value)
 
     args_in = data["args"]

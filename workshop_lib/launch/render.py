@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ..facts import platforms as P
-from .jobspec import JobSpec, flag_tokens
+from .jobspec import EnvValue, JobSpec, SecretRef, flag_tokens
 
 GIB = 1024**3
 CONTAINER = "pytorch"  # the training operator finds its port on the container named "pytorch"
@@ -57,6 +57,13 @@ def torchrun_args(spec: JobSpec) -> list[str]:
     return [*cmd, "-m", TRAINER_MODULE, *flag_tokens(spec.args)]
 
 
+def env_entry(name: str, value: EnvValue) -> dict[str, Any]:
+    """One container ``env`` entry: a literal ``value``, or ``valueFrom.secretKeyRef`` for a Secret."""
+    if isinstance(value, SecretRef):
+        return {"name": name, "valueFrom": {"secretKeyRef": {"name": value.secret, "key": value.key}}}
+    return {"name": name, "value": value}
+
+
 def _labels(spec: JobSpec, role: str | None = None) -> dict[str, str]:
     labels = {"app": APP_LABEL, JOB_LABEL: spec.name}
     if role:
@@ -78,7 +85,7 @@ def _replica(spec: JobSpec, role: str, replicas: int) -> dict[str, Any]:
         "name": CONTAINER,
         "image": spec.image,
         "command": torchrun_args(spec),
-        "env": [{"name": k, "value": v} for k, v in spec.effective_env().items()],
+        "env": [env_entry(k, v) for k, v in spec.effective_env().items()],
         "resources": {"requests": requests, "limits": limits},
         "volumeMounts": [{"name": "dshm", "mountPath": "/dev/shm"}],
     }
@@ -239,7 +246,17 @@ def render_slurm(spec: JobSpec) -> str:
         "",
         "# NCCL/EFA environment (see `workshop check` for the reason behind each variable)",
     ]
-    lines += [f"export {k}={shlex.quote(v)}" for k, v in spec.effective_env().items()]
+    for k, v in spec.effective_env().items():
+        if isinstance(v, SecretRef):
+            # Never inlined: sbatch passes the submitting user's environment (--export=ALL) to the job.
+            where = f"on Kubernetes: Secret {v.secret}, key {v.key}"
+            lines += [
+                f"# {k}: read from the environment of the user who runs sbatch ({where}); never written here",
+                f': "${{{k}:?export {k} in your shell before sbatch ({where})}}"',
+                f"export {k}",
+            ]
+        else:
+            lines.append(f"export {k}={shlex.quote(v)}")
     mounts = f"{spec.storage.mount_path}:{spec.storage.mount_path}" if spec.storage else ""
     flags = " \\\n    ".join(shlex.quote(t) for t in flag_tokens(spec.args))
     lines += [
