@@ -60,3 +60,26 @@ def test_workshop_train_refuses_bad_flags_before_starting(cli):
     assert r.code == 2 and "weight-prefix pairs, weight first" in r.err
     r = cli("train", "--nproc-per-node", "2")
     assert r.code == 2 and "after '--'" in r.err
+
+
+def test_workshop_train_bad_topology_is_one_line_before_flags_are_checked(cli):
+    flags = ["--", "--num-layers", "2", "--hidden-size", "64", "--num-attention-heads", "4"]
+    for opts, needle in (
+        (["--nproc-per-node", "0"], "--nproc-per-node must be >= 1"),
+        (["--nproc-per-node", "-2"], "--nproc-per-node must be >= 1"),
+        (["--nnodes", "0"], "--nnodes must be >= 1"),
+        (["--nnodes", "2", "--node-rank", "2"], "--node-rank must be in 0..1"),
+        (["--master-port", "70000"], "--master-port must be a TCP port"),
+    ):
+        r = cli("train", *opts, *flags)
+        assert r.code == 2 and r.err.count("\n") == 1 and needle in r.err, (opts, r.err)
+        assert "Traceback" not in r.err and "ZeroDivisionError" not in r.err
+
+
+def test_torchrun_command_refuses_zero_processes():
+    import pytest
+
+    from workshop_lib.errors import UsageError
+
+    with pytest.raises(UsageError, match="--nproc-per-node must be >= 1"):
+        torchrun_command(0, [])

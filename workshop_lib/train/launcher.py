@@ -29,6 +29,28 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def check_topology(
+    nproc_per_node: int, nnodes: int = 1, node_rank: int = 0, master_port: int | None = None
+) -> None:
+    """One UsageError naming the first bad launch option.
+
+    Runs before the trainer flags are checked: those divide by the world size, so a zero here
+    would surface as a ZeroDivisionError traceback instead of a usage line.
+    """
+    from ..errors import UsageError
+
+    if nproc_per_node < 1:
+        raise UsageError(
+            f"--nproc-per-node must be >= 1 (got {nproc_per_node}): one process per GPU or CPU rank"
+        )
+    if nnodes < 1:
+        raise UsageError(f"--nnodes must be >= 1 (got {nnodes})")
+    if not 0 <= node_rank < nnodes:
+        raise UsageError(f"--node-rank must be in 0..{nnodes - 1} for --nnodes {nnodes} (got {node_rank})")
+    if master_port is not None and not 1 <= master_port <= 65535:
+        raise UsageError(f"--master-port must be a TCP port, 1..65535 (got {master_port})")
+
+
 def torchrun_command(
     nproc_per_node: int,
     flags: Sequence[str],
@@ -39,13 +61,7 @@ def torchrun_command(
     master_port: int | None = None,
 ) -> list[str]:
     """``python -m torch.distributed.run ... -m workshop_lib.train FLAGS`` as an argv list."""
-    if nproc_per_node < 1 or nnodes < 1 or not 0 <= node_rank < nnodes:
-        from ..errors import UsageError
-
-        raise UsageError(
-            f"--nproc-per-node {nproc_per_node}, --nnodes {nnodes}, --node-rank {node_rank}: "
-            "need at least one process and node, and 0 <= node rank < nodes"
-        )
+    check_topology(nproc_per_node, nnodes, node_rank, master_port)
     port = master_port if master_port is not None else free_port()
     return [
         sys.executable,
@@ -113,6 +129,7 @@ def run_local(
     env: Mapping[str, str] | None = None,
 ) -> int:
     """Run the trainer under torchrun in the foreground; returns its exit status."""
+    check_topology(nproc_per_node, nnodes, node_rank, master_port)
     check_flags(flags, nproc_per_node * nnodes)
     cmd = torchrun_command(
         nproc_per_node,
