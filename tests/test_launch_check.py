@@ -215,3 +215,54 @@ def test_every_literal_credential_is_its_own_finding():
     assert sorted(f.message.split()[0] for f in found) == ["AWS_SECRET_ACCESS_KEY", "HF_TOKEN"]
     spec = jobspec.from_dict({**BASE, "env": env})
     assert sorted(check.literal_secrets(spec)) == ["AWS_SECRET_ACCESS_KEY", "HF_TOKEN"]
+
+
+# ---- paths on the shared volume --------------------------------------------------------------
+def _volume(findings):
+    return {(f.rule, f.message.split("=")[0]) for f in findings if f.rule.startswith("volume-")}
+
+
+def test_without_storage_the_checkpoints_and_data_are_errors():
+    found = _findings(storage=None)
+    assert _volume(found) == {
+        ("volume-paths", "args.save"),
+        ("volume-paths", "args.load"),
+        ("volume-paths", "args.data-path"),
+        ("volume-files", "args.tokenizer-model"),
+    }
+    (f,) = [f for f in found if f.message.startswith("args.save=")]
+    assert f.severity == "error" and "no storage" in f.message and "lost when the pod" in f.message
+    assert "storage.mount_path" in f.fix
+    assert [f.severity for f in found if f.rule == "volume-files"] == ["warning"]
+
+
+def test_every_prefix_of_a_blend_and_every_path_flag_is_on_the_volume():
+    args = {
+        **BASE["args"],
+        "data-path": "0.3 /shared/data/a_text_document 0.7 /scratch/b_text_document",
+        "save": "/shared/../checkpoints/x",  # normalised: not on /shared
+        "load": "checkpoints/x",  # relative: the container's working directory
+        "tensorboard-dir": "/tmp/tb",
+        "vocab-file": "/shared/vocab.json",
+        "merge-file": "/sharedother/merges.txt",  # a sibling, not under /shared
+        "tokenizer-model": "meta-llama/Llama-3.1-8B",  # a model name, not a file
+    }
+    found = _findings(args=args)
+    assert _volume(found) == {
+        ("volume-paths", "args.data-path"),
+        ("volume-paths", "args.save"),
+        ("volume-paths", "args.load"),
+        ("volume-files", "args.tensorboard-dir"),
+        ("volume-files", "args.merge-file"),
+    }
+    (f,) = [f for f in found if f.message.startswith("args.data-path=")]
+    assert "/scratch/b_text_document" in f.message and "outside the shared volume /shared" in f.message
+    (f,) = [f for f in found if f.message.startswith("args.load=")]
+    assert "relative path" in f.message
+    listed = {**args, "data-path": ["0.5", "/shared/a", "0.5", "/elsewhere/b"], "save": "/shared/c"}
+    assert ("volume-paths", "args.data-path") in _volume(_findings(args=listed))
+
+
+def test_volume_rules_skip_the_local_backend_and_a_clean_job():
+    assert _volume(_findings(storage=None, backend="local")) == set()
+    assert _volume(_findings()) == set()

@@ -17,6 +17,9 @@ Kinds of environment rows:
 * ``secret_literal`` no variable whose name looks like a credential (:func:`looks_secret`) may hold a
   literal value: it must come from a Kubernetes Secret (``env: {NAME: {secret: ..., key: ...}}``)
 
+Rows of kind ``volume_path`` check the Megatron path flags named in ``value`` against the shared
+volume (``storage.mount_path``) on the Kubernetes backend.
+
 ``fabrics`` says where a row applies: ``efa``, ``infiniband``, or both (platform ``generic``,
 fabric ``any``, gets only rows that list ``any``).
 """
@@ -238,6 +241,32 @@ RULES: tuple[Rule, ...] = (
         "use a Secret: env: {NAME: {secret: SECRET-NAME, key: KEY}} "
         "(create it with `kubectl create secret generic SECRET-NAME --from-literal=KEY=...`)",
     ),
+    # ---- paths on the shared volume (Kubernetes backend) -----------------------------------------
+    Rule(
+        "volume-paths",
+        "error",
+        "volume_path",
+        "",
+        "save, load, data-path, train-data-path, valid-data-path, test-data-path",
+        ALL,
+        "each pod has its own container file system: a checkpoint saved outside the shared volume "
+        "is lost when the pod restarts or ends, and data or a checkpoint to load that is not on it "
+        "does not exist in the pods (the run fails at start-up or silently starts from scratch)",
+        "put the path under storage.mount_path (e.g. /shared/checkpoints/JOB), and give the job "
+        "storage: {pvc: CLAIM, mount_path: /shared} if it has none",
+    ),
+    Rule(
+        "volume-files",
+        "warning",
+        "volume_path",
+        "",
+        "tokenizer-model, vocab-file, merge-file, tensorboard-dir, data-cache-path",
+        ALL,
+        "outside the shared volume the pods see only what the image holds: a tokenizer file that "
+        "was not baked in is missing, and TensorBoard events or the dataset index cache written "
+        "there vanish with the pod",
+        "put the path under storage.mount_path (or make sure the image contains the file)",
+    ),
     # ---- the pod ------------------------------------------------------------------------------
     Rule(
         "gpu-count",
@@ -307,6 +336,12 @@ RULES: tuple[Rule, ...] = (
 )
 
 RULES_BY_ID: dict[str, Rule] = {r.rule: r for r in RULES}
+
+
+def volume_flags(rule: Rule) -> tuple[str, ...]:
+    """The Megatron flags a ``volume_path`` row checks."""
+    return tuple(f.strip() for f in rule.value.split(","))
+
 
 ENV_KINDS = ("equal", "contains", "set", "same_as", "local_path", "unset", "not_equal", "secret_literal")
 

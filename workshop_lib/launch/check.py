@@ -7,6 +7,7 @@ lazily so ``check`` stays fast and works while the plan room is absent.
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -160,6 +161,55 @@ def check_pod(spec: JobSpec, job: dict[str, Any]) -> list[Finding]:
     return [_finding(rules[r], p) for r, p in problems.items()]
 
 
+def _path_tokens(flag: str, value: Any) -> list[str]:
+    """The paths a flag's value names: every prefix of a blend (``0.3 /a 0.7 /b``), weights skipped."""
+    if value is None or isinstance(value, bool):
+        return []
+    tokens = [str(v) for v in value] if isinstance(value, list) else str(value).split()
+    out = []
+    for tok in tokens:
+        try:
+            float(tok)
+        except ValueError:
+            out.append(tok)
+    return out
+
+
+def _on_volume(path: str, mount: str) -> bool:
+    path = posixpath.normpath(path)
+    return path.startswith("/") and (path == mount or path.startswith(mount.rstrip("/") + "/"))
+
+
+def check_paths(spec: JobSpec) -> list[Finding]:
+    """The path flags against the shared volume: what the pods must read or keep has to be on it.
+
+    Skipped for the local backend, where every path is on the machine's own disk. A
+    ``tokenizer-model`` that is not an absolute path is a Hugging Face model name, not a file.
+    """
+    if spec.backend != "kubernetes":
+        return []
+    mount = spec.storage.mount_path if spec.storage else None
+    out = []
+    for rule in RULES:
+        if rule.kind != "volume_path":
+            continue
+        for flag in nccl_rules.volume_flags(rule):
+            for path in _path_tokens(flag, spec.args.get(flag)):
+                if flag == "tokenizer-model" and not path.startswith("/"):
+                    continue
+                if mount is None:
+                    where = "the job has no storage, so the pods mount no shared volume"
+                elif not path.startswith("/"):
+                    where = f"a relative path lands in the container's working directory, not on {mount}"
+                elif not _on_volume(path, mount):
+                    where = f"it is outside the shared volume {mount} (storage.mount_path)"
+                else:
+                    continue
+                out.append(_finding(rule, f"args.{flag}={path}: {where}"))
+                break  # one finding per flag
+    return out
+
+
 def check_plan(spec: JobSpec) -> list[Finding]:
     """The training flags against the cluster, by the calculator (world size, batches, TP, memory)."""
     try:
@@ -190,6 +240,7 @@ def check_job(spec: JobSpec) -> list[Finding]:
     mount = spec.storage.mount_path if spec.storage else None
     findings = check_env(spec.literal_env(), spec.platform_info.fabric, mount)
     findings += check_pod(spec, pytorchjob(spec))
+    findings += check_paths(spec)
     findings += check_plan(spec)
     return sorted(findings, key=lambda f: f.severity != "error")
 
@@ -200,7 +251,7 @@ def rules_table() -> list[dict[str, Any]]:
         {
             "rule": r.rule,
             "severity": r.severity,
-            "variable": r.var or ("(pod)" if r.kind == "pod" else "(by name)"),
+            "variable": r.var or {"pod": "(pod)", "volume_path": "(args)"}.get(r.kind, "(by name)"),
             "kind": r.kind,
             "value": r.value,
             "fabrics": ",".join(r.fabrics),
