@@ -409,3 +409,68 @@ def test_calculator_widget_updates_without_browser(tmp_path):
         path == tmp_path / "plan" / "job.yaml"
         and yaml.safe_load(path.read_text())["args"]["num-layers"] == 32
     )
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [
+        ["--make-vocab-size-divisible-by", "0"],
+        ["--group-query-attention", "--num-query-groups", "0"],
+        ["--vocab-size", "0"],
+        ["--recompute-granularity", "full", "--recompute-method", "block", "--recompute-num-layers", "-1"],
+        ["--num-experts", "0"],
+        ["--global-batch-size", "-1"],
+        ["--num-layers", "0"],
+        ["--hidden-size", "-64"],
+        ["--num-attention-heads", "0"],
+        ["--seq-length", "0"],
+        ["--micro-batch-size", "0"],
+        ["--tensor-model-parallel-size", "0"],
+        ["--pipeline-model-parallel-size", "-1"],
+        ["--context-parallel-size", "0"],
+        ["--expert-model-parallel-size", "0"],
+        ["--nodes", "0"],
+        ["--gpus-per-node", "0"],
+        ["--train-tokens", "0"],
+    ],
+)
+def test_non_positive_sizes_are_exit_2_one_line(cli, flags):
+    base = ["--num-layers", "4", "--hidden-size", "256", "--num-attention-heads", "4", "--seq-length", "128"]
+    res = cli("plan", *base, *flags, "--json")
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1, res.err
+    assert flags[-2] in res.err and ("must be >= 1" in res.err or "positive" in res.err)
+    assert "Traceback" not in res.err
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("make-vocab-size-divisible-by", 0),
+        ("vocab-size", 0),
+        ("num-experts", 0),
+        ("global-batch-size", -1),
+        ("recompute-num-layers", -1),
+        ("kv-channels", 0),
+        ("ffn-hidden-size", -4),
+        ("num-layers-per-virtual-pipeline-stage", 0),
+        ("expert-tensor-parallel-size", 0),
+    ],
+)
+def test_non_positive_sizes_in_job_yaml_are_plan_errors(flag, value):
+    args = {"num-layers": 4, "hidden-size": 256, "num-attention-heads": 4, "seq-length": 128, "bf16": True,
+            "group-query-attention": True, "num-query-groups": 2, flag: value}  # fmt: skip
+    if flag == "recompute-num-layers":
+        args.update({"recompute-granularity": "full", "recompute-method": "block"})
+    p = plan_from_megatron_args(args, gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    assert p["valid"] is False
+    assert any(e.startswith(f"{flag} is {value}; it must be at least 1.") for e in p["errors"]), p["errors"]
+    assert not any("use global-batch-size" in e for e in p["errors"])
+    issues = check_megatron_args(args, gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    assert {i.rule for i in issues if i.severity == "error"} == {"positive-sizes"}
+
+
+def test_zero_query_groups_with_gqa_in_job_yaml_is_a_plan_error():
+    args = {"num-layers": 4, "hidden-size": 256, "num-attention-heads": 4, "seq-length": 128,
+            "group-query-attention": True, "num-query-groups": 0}  # fmt: skip
+    p = plan_from_megatron_args(args, gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    assert p["valid"] is False and any(e.startswith("num-query-groups is 0") for e in p["errors"])

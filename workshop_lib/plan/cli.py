@@ -65,6 +65,33 @@ def _dest(flag: str) -> str:
     return flag.replace("-", "_")
 
 
+def _positive_int(text: str) -> int:
+    """argparse type for sizes: a whole number >= 1.
+
+    Every size flag of the planner (layers, widths, vocabulary, parallel sizes, batch, nodes) is a
+    count; 0 or a negative is a typo that would otherwise surface as a ZeroDivisionError or as a
+    "valid" plan Megatron refuses, so it is a usage error (exit 2) here.
+    """
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1 (got {value})")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    """argparse type for --train-tokens: a finite number > 0."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number (got {text})")
+    return value
+
+
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
     p = sub.add_parser(
@@ -78,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--model", metavar="PRESET", help="a preset from workshop_lib/facts/models.py, e.g. techpulse-7b"
     )
     for f in _MODEL_INT:
-        g.add_argument(f"--{f}", type=int, default=None, metavar="N")
+        g.add_argument(f"--{f}", type=_positive_int, default=None, metavar="N")
     for f in _MODEL_BOOL:
         g.add_argument(f"--{f}", action="store_true", default=None)
     g.add_argument("--position-embedding-type", choices=("learned_absolute", "rope", "none"))
@@ -87,7 +114,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--tokenizer-model", metavar="PATH", help="read the vocabulary size from a tokenizer.json")
     q = p.add_argument_group("parallelism, batch and precision")
     for f in _PAR_INT:
-        q.add_argument(f"--{f}", type=int, default=None, metavar="N")
+        q.add_argument(f"--{f}", type=_positive_int, default=None, metavar="N")
     for f in _PAR_BOOL:
         q.add_argument(f"--{f}", action="store_true", default=None)
     q.add_argument("--recompute-granularity", choices=("full", "selective"))
@@ -97,8 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.add_argument(
         "--gpu", default=None, help="a10g|a100-40gb|a100-80gb|h100-80gb|h200|b200 (default h100-80gb)"
     )
-    c.add_argument("--gpus-per-node", type=int, default=None, metavar="N")
-    c.add_argument("--nodes", type=int, default=1, metavar="N")
+    c.add_argument("--gpus-per-node", type=_positive_int, default=None, metavar="N")
+    c.add_argument("--nodes", type=_positive_int, default=1, metavar="N")
     c.add_argument(
         "--instance-type",
         default=None,
@@ -109,7 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     o.add_argument("--top", type=int, default=None, metavar="N", help="with --search: keep the best N")
     o.add_argument(
         "--train-tokens",
-        type=float,
+        type=_positive_float,
         default=None,
         metavar="N",
         help="tokens to train, for days and cost (default 1e12)",

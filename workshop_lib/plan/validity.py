@@ -91,6 +91,34 @@ def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIs
     ):
         if value < 1:
             err("positive-sizes", f"{name} is {value}; it must be at least 1.", f"set {name} to 1 or more.")
+    # Sizes that are optional (None: Megatron's default) but, when given, must be positive. The
+    # derived properties (``groups``, ``head_dim``, ``ffn``, ``is_moe``...) read 0 as "not given",
+    # so without this a 0 or a negative would pass as a valid plan that Megatron refuses
+    # (``num_moe_experts must be non-negative``, ``recompute_num_layers must be between 1 and ...``,
+    # a ZeroDivisionError padding the vocabulary).
+    for name, optional in (
+        ("vocab-size", m.vocab_size),
+        ("make-vocab-size-divisible-by", m.make_vocab_size_divisible_by),
+        ("num-query-groups", m.num_query_groups),
+        ("kv-channels", m.kv_channels),
+        ("ffn-hidden-size", m.ffn_hidden_size),
+        ("max-position-embeddings", m.max_position_embeddings),
+        ("num-experts", m.num_experts),
+        ("moe-router-topk", m.moe_router_topk),
+        ("moe-ffn-hidden-size", m.moe_ffn_hidden_size),
+        ("moe-shared-expert-intermediate-size", m.moe_shared_expert_intermediate_size),
+        ("moe-layer-freq", m.moe_layer_freq),
+        ("expert-tensor-parallel-size", par.expert_tensor_parallel_size),
+        ("num-layers-per-virtual-pipeline-stage", par.num_layers_per_virtual_pipeline_stage),
+        ("recompute-num-layers", par.recompute_num_layers),
+        ("global-batch-size", par.global_batch_size),
+    ):
+        if optional is not None and optional < 1:
+            err(
+                "positive-sizes",
+                f"{name} is {optional}; it must be at least 1.",
+                f"set {name} to 1 or more, or leave it out for Megatron's default.",
+            )
     if out:
         return out
 
