@@ -474,3 +474,25 @@ def test_zero_query_groups_with_gqa_in_job_yaml_is_a_plan_error():
             "group-query-attention": True, "num-query-groups": 0}  # fmt: skip
     p = plan_from_megatron_args(args, gpu="h100-80gb", gpus_per_node=8, nodes=1)
     assert p["valid"] is False and any(e.startswith("num-query-groups is 0") for e in p["errors"])
+
+
+@pytest.mark.parametrize("top", ["0", "-1"])
+def test_search_top_must_be_positive(cli, top):
+    res = cli("plan", "--model", "gpt-125m", "--search", "--top", top, "--json")
+    assert res.code == 2 and "--top" in res.err and len(res.err.strip().splitlines()) == 1
+
+
+def test_search_api_limit_keeps_exactly_n_and_refuses_non_positive():
+    from workshop_lib.errors import UsageError
+    from workshop_lib.plan.api import resolve_args
+    from workshop_lib.plan.config import ClusterConfig
+    from workshop_lib.plan.search import search
+
+    m, par, _ = resolve_args({"model": "gpt-125m", "global-batch-size": 64, "bf16": True})
+    cl = ClusterConfig(gpu="h100-80gb", gpus_per_node=8, nodes=1)
+    everything = search(m, cl, par)
+    assert len(everything) > 3
+    assert search(m, cl, par, limit=3) == everything[:3]
+    for bad in (0, -1):
+        with pytest.raises(UsageError, match="--top"):
+            search(m, cl, par, limit=bad)

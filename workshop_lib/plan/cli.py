@@ -133,7 +133,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     o = p.add_argument_group("output")
     o.add_argument("--search", action="store_true", help="search the parallel layouts left open")
-    o.add_argument("--top", type=int, default=None, metavar="N", help="with --search: keep the best N")
+    o.add_argument(
+        "--top", type=_positive_int, default=None, metavar="N", help="with --search: keep the best N (>= 1)"
+    )
     o.add_argument(
         "--train-tokens",
         type=_positive_float,

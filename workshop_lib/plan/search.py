@@ -109,8 +109,13 @@ def search(
     limit: int | None = None,
     details: bool = False,
 ) -> list[dict[str, Any]]:
-    """Plans of every valid, fitting layout, best estimated throughput first."""
+    """Plans of every valid, fitting layout, best estimated throughput first (the best ``limit``)."""
+    from ..errors import UsageError
     from .api import plan
+
+    if limit is not None and limit < 1:
+        # A slice would silently drop the last configs (-1) or keep them all (0).
+        raise UsageError(f"--top: {limit} must be at least 1 (the number of best layouts to keep)")
 
     results: list[tuple[float, float, dict[str, Any]]] = []
     for par in candidate_layouts(m, cl, base, fixed):
@@ -120,4 +125,4 @@ def search(
         results.append((-p["estimate"]["tokens_per_second"], p["memory_per_gpu_bytes"]["total"], p))
     results.sort(key=lambda r: (r[0], r[1]))
     out = [r[2] for r in results]
-    return out[:limit] if limit else out
+    return out if limit is None else out[:limit]
