@@ -153,7 +153,7 @@ def test_nodes_without_efa_do_not_count(cluster, backend):
 def test_api_errors_are_one_line(cli, cluster, kubeconfig, tmp_path, monkeypatch):
     k = ("--kubeconfig", kubeconfig)
     res = cli("status", "--config", JOB, "--kubeconfig", tmp_path / "missing")
-    assert res.code == 1 and "no usable kubeconfig" in _one_line(res)
+    assert res.code == 2 and "no such file" in _one_line(res)  # invalid input, see below
     res = cli("status", "--config", JOB, "--kubeconfig", cluster.kubeconfig(tmp_path / "bad", token="wrong"))
     assert res.code == 1 and "401" in _one_line(res)
     res = cli("status", "--config", JOB, *k)
@@ -270,3 +270,29 @@ def test_hyperpod_apply_creates_etcd_and_delete_removes_it(cli, fake, kubeconfig
     ) in fake.objects
     assert cli("delete", "--config", job, "--kubeconfig", kubeconfig, "--wait").code == 0
     assert ("services", NS, f"{NAME}-etcd") not in fake.objects
+
+
+def test_a_bad_kubeconfig_is_exit_2_one_line_naming_the_file(cli, tmp_path, monkeypatch):
+    """Missing, broken YAML, not a mapping, a directory, empty: invalid input, never the file's text."""
+    broken = tmp_path / "broken.yaml"
+    broken.write_text(f"apiVersion: v1\nusers: [{{name: u, user: {{token: {TOKEN}}}}}\n  - oops: [\n")
+    listed = tmp_path / "list.yaml"
+    listed.write_text("- 1\n- 2\n")
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("apiVersion: v1\nkind: Config\n")
+    cases = [
+        (broken, "not valid YAML (line"),
+        (tmp_path / "nonexist", "no such file"),
+        (listed, "cannot be read as a kubeconfig"),
+        (tmp_path, "is a directory"),
+        (empty, "no usable kubeconfig"),
+    ]
+    for path, expected in cases:
+        for cmd in ("status", "logs", "delete"):
+            res = cli(cmd, "--config", JOB, "--kubeconfig", path)
+            line = _one_line(res)  # also: the token in broken.yaml is never printed
+            assert res.code == 2 and expected in line and str(path) in line, (cmd, line)
+            assert "update-kubeconfig" in line and res.out == ""
+    monkeypatch.setenv("KUBECONFIG", str(tmp_path / "nonexist-default"))
+    res = cli("status", "--config", JOB)
+    assert res.code == 2 and "no usable kubeconfig" in _one_line(res) and "nonexist-default" in res.err

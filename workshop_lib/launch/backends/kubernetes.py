@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import os
 import queue
 import threading
 import time
@@ -71,30 +72,51 @@ class KubernetesBackend:
     # ---- client and error mapping -----------------------------------------------------------------
     @property
     def api(self):
+        """The API client for the kubeconfig and context given.
+
+        A kubeconfig that is missing, unreadable, not YAML or not a kubeconfig is invalid input
+        (UsageError, exit 2): one line naming the file and how to get a good one. The messages never
+        carry the file's contents or the client's exception text, which can quote a token.
+        """
         if self._api is None:
             try:
+                import yaml
                 from kubernetes import config
             except ImportError:
                 raise WorkshopError(
                     "the kubernetes Python client is not installed; pip install kubernetes"
                 ) from None
+            where = self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+            regenerate = (
+                "pass --kubeconfig FILE or set KUBECONFIG (EKS: `aws eks update-kubeconfig --name CLUSTER`; "
+                "AKS: `az aks get-credentials`)"
+            )
+            if self.kubeconfig is not None and not Path(self.kubeconfig).is_file():
+                what = "is a directory" if Path(self.kubeconfig).is_dir() else "no such file"
+                raise UsageError(f"--kubeconfig {self.kubeconfig}: {what}; {regenerate}")
             try:
                 self._api = config.new_client_from_config(
                     config_file=self.kubeconfig, context=self.context, persist_config=False
                 )
+            except yaml.YAMLError as exc:
+                mark = getattr(exc, "problem_mark", None)
+                line = f" (line {mark.line + 1})" if mark is not None else ""
+                raise UsageError(
+                    f"kubeconfig {where}: not valid YAML{line}; fix the file or regenerate it: {regenerate}"
+                ) from None
             except config.ConfigException as exc:
-                where = self.kubeconfig or "$KUBECONFIG or ~/.kube/config"
                 if self.context and "context" in str(exc).lower():
                     raise UsageError(
                         f"--context: no context {self.context!r} in {where}; list them with `kubectl config get-contexts`"
                     ) from None
-                raise WorkshopError(
-                    f"no usable kubeconfig ({where}): pass --kubeconfig FILE or set KUBECONFIG "
-                    "(EKS: `aws eks update-kubeconfig --name CLUSTER`; AKS: `az aks get-credentials`)"
+                raise UsageError(
+                    f"no usable kubeconfig ({where}): it needs clusters, users, contexts and a current-context; "
+                    f"{regenerate}"
                 ) from None
-            except (OSError, ValueError, TypeError, KeyError):
-                raise WorkshopError(
-                    f"cannot read the kubeconfig {self.kubeconfig or '(default)'}: check the file is a valid kubeconfig"
+            except (OSError, ValueError, TypeError, KeyError, AttributeError):
+                raise UsageError(
+                    f"kubeconfig {where}: cannot be read as a kubeconfig (a YAML mapping of clusters, users "
+                    f"and contexts); {regenerate}"
                 ) from None
         return self._api
 
