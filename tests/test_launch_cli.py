@@ -90,3 +90,16 @@ def test_render_writes_a_secret_reference(cli, tmp_path):
     (pj,) = [d for d in yaml.safe_load_all(res.out) if d["kind"] == "PyTorchJob"]
     env = pj["spec"]["pytorchReplicaSpecs"]["Master"]["template"]["spec"]["containers"][0]["env"]
     assert {"name": "HF_TOKEN", "valueFrom": {"secretKeyRef": {"name": "hf-token", "key": "token"}}} in env
+
+
+def test_namespace_and_name_on_the_command_line_are_validated(cli):
+    bad_values = ("../x", "UPPER", "a/b", "", "x" * 64)
+    for value in bad_values:
+        for cmd in ("status", "logs", "delete"):
+            res = cli(cmd, "--config", EKS, "--namespace", value, "--backend", "local")
+            assert res.code == 2 and res.out == "", (cmd, value, res.err)
+            assert len(res.err.strip().splitlines()) == 1 and "--namespace: " in res.err
+            res = cli(cmd, "--name", value, "--backend", "local")
+            assert res.code == 2 and "--name: " in res.err and "not a valid Kubernetes name" in res.err
+        res = cli("apply", "--config", EKS, "--namespace", value, "--backend", "local")
+        assert res.code == 2 and "--namespace: " in res.err

@@ -126,8 +126,14 @@ def _check(args: argparse.Namespace) -> int:
 def _target(args: argparse.Namespace):
     """(job or reference, backend) for the cluster commands."""
     from ..errors import UsageError
+    from ..fsutil import check_k8s_name
     from . import backends, jobspec
 
+    # The same rule as the job YAML's fields: the values end up in API paths and file names.
+    if args.namespace is not None:
+        check_k8s_name(args.namespace, "--namespace")
+    if getattr(args, "name", None) is not None:
+        check_k8s_name(args.name, "--name")
     if args.config:
         job = jobspec.load(args.config)
         if args.namespace:
