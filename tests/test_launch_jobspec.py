@@ -150,3 +150,36 @@ def test_bad_secret_reference_is_one_line_with_the_form(ref, field):
     msg = str(exc.value)
     assert msg.startswith(f"job.yaml: {field}: ") and "{secret: SECRET-NAME, key: KEY}" in msg
     assert "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "mount, reason",
+    [
+        ("/shared/../etc", "normalised"),
+        ("/shared/./data", "normalised"),
+        ("//shared", "normalised"),
+        ("/", "whole image"),
+        ("/etc", "under /etc"),
+        ("/usr/local/data", "under /usr"),
+        ("/dev", "under /dev"),
+        ("/dev/shm", "under /dev"),
+        ("/proc/x", "under /proc"),
+        ("/tmp", "local scratch"),
+        ("/opt", "EFA"),
+        ("shared", "absolute"),
+        (7, "absolute"),
+    ],
+)
+def test_mount_path_is_absolute_normalised_and_off_the_system_directories(mount, reason):
+    with pytest.raises(UsageError) as exc:
+        jobspec.from_dict({**BASE, "storage": {"pvc": "fsx", "mount_path": mount}}, "job.yaml")
+    msg = str(exc.value)
+    assert msg.startswith("job.yaml: storage.mount_path: ") and reason in msg and "\n" not in msg
+
+
+@pytest.mark.parametrize(
+    "mount", ["/shared", "/shared/", "/fsx", "/data", "/mnt/fsx", "/opt/shared", "/tmp/x"]
+)
+def test_ordinary_mount_paths_load(mount):
+    spec = jobspec.from_dict({**BASE, "storage": {"pvc": "fsx", "mount_path": mount}})
+    assert spec.storage.mount_path == mount.rstrip("/")

@@ -19,6 +19,7 @@ variable whose name looks like a credential, and ``workshop render`` refuses to 
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -143,6 +144,55 @@ def _env_value(value: Any) -> str:
     return str(value)
 
 
+# Where the shared volume must not be mounted: over these trees the image's system files or the
+# kernel's and runtime's file systems disappear from the container ...
+SYSTEM_TREES = {
+    "/etc": "the image's configuration (users, DNS resolution, certificates)",
+    "/usr": "the image's programs and libraries (Python, CUDA, NCCL)",
+    "/bin": "the image's programs",
+    "/sbin": "the image's programs",
+    "/lib": "the image's libraries",
+    "/lib64": "the image's libraries",
+    "/boot": "the image's boot files",
+    "/dev": "the devices (the GPUs, EFA/IB NICs and /dev/shm)",
+    "/proc": "the kernel's process file system",
+    "/sys": "the kernel's device file system",
+    "/run": "the runtime's sockets and secrets",
+}
+# ... and these directories as a whole hide what the image keeps in them.
+WHOLE_DIRS = {
+    "/tmp": "local scratch (TRITON_CACHE_DIR and other caches must stay off the shared volume)",
+    "/var": "the image's state and logs",
+    "/opt": "the image's installs (EFA, aws-ofi-nccl, conda live in /opt)",
+    "/home": "the users' home directories",
+    "/root": "root's home directory (pip and Hugging Face caches)",
+}
+
+
+def _mount_path(src: str, mount: Any) -> str:
+    """An absolute, normalised mount point that hides nothing the container needs."""
+    fld = "storage.mount_path"
+    if not isinstance(mount, str) or not mount.startswith("/"):
+        raise _fail(src, fld, f"{mount!r} must be an absolute path such as /shared")
+    path = mount.rstrip("/") or "/"
+    if ".." in path.split("/") or "//" in path or posixpath.normpath(path) != path:
+        raise _fail(
+            src,
+            fld,
+            f"{mount!r} is not a normalised path ('..', '.', '//'); write it plainly, e.g. /shared",
+        )
+    if path == "/":
+        raise _fail(
+            src, fld, "'/' would hide the whole image; mount the volume on its own directory, e.g. /shared"
+        )
+    for tree, what in SYSTEM_TREES.items():
+        if path == tree or path.startswith(tree + "/"):
+            raise _fail(src, fld, f"{mount!r} is under {tree}, which holds {what}; mount on e.g. /shared")
+    if path in WHOLE_DIRS:
+        raise _fail(src, fld, f"{mount!r} would hide {WHOLE_DIRS[path]}; mount on e.g. /shared")
+    return path
+
+
 def _secret_ref(src: str, var: str, value: Mapping[Any, Any]) -> SecretRef:
     """``{secret: NAME, key: KEY}`` -> SecretRef; the message never repeats a value (it may be a credential)."""
     form = f"write env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}}"
@@ -212,14 +262,8 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
         if extra:
             raise _fail(src, f"storage.{extra[0]}", "unknown field; use pvc and mount_path")
         pvc = name_field("storage.pvc", st["pvc"])
-        mount = st.get("mount_path", "/shared")
-        if (
-            not isinstance(mount, str)
-            or not mount.startswith("/")
-            or mount.rstrip("/") in ("", "/dev", "/tmp")
-        ):
-            raise _fail(src, "storage.mount_path", f"{mount!r} must be an absolute path such as /shared")
-        storage = Storage(pvc, mount.rstrip("/") or "/")
+        mount = _mount_path(src, st.get("mount_path", "/shared"))
+        storage = Storage(pvc, mount)
 
     env_in = data.get("env") or {}
     if not isinstance(env_in, Mapping):
