@@ -103,3 +103,14 @@ def test_namespace_and_name_on_the_command_line_are_validated(cli):
             assert res.code == 2 and "--name: " in res.err and "not a valid Kubernetes name" in res.err
         res = cli("apply", "--config", EKS, "--namespace", value, "--backend", "local")
         assert res.code == 2 and "--namespace: " in res.err
+
+
+def test_render_refuses_a_flag_value_of_the_wrong_type(cli, tmp_path):
+    data = yaml.safe_load(EKS.read_text())
+    data["args"]["micro-batch-size"] = "two"
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump(data))
+    for cmd in ("render", "check"):
+        res = cli(cmd, "--config", job)
+        assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1
+        assert "args.micro-batch-size: 'two' is not a whole number" in res.err

@@ -183,3 +183,32 @@ def test_mount_path_is_absolute_normalised_and_off_the_system_directories(mount,
 def test_ordinary_mount_paths_load(mount):
     spec = jobspec.from_dict({**BASE, "storage": {"pvc": "fsx", "mount_path": mount}})
     assert spec.storage.mount_path == mount.rstrip("/")
+
+
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("micro-batch-size", "two"),
+        ("micro-batch-size", 2.5),
+        ("micro-batch-size", True),
+        ("train-iters", "10k"),
+        ("num-layers", [2, 4]),
+        ("seed", "1.0"),
+        ("lr", "fast"),
+        ("lr", True),
+        ("clip-grad", [1.0]),
+    ],
+)
+def test_a_numeric_flag_with_a_wrong_type_is_refused_at_load(flag, value):
+    with pytest.raises(UsageError) as exc:
+        jobspec.from_dict({**BASE, "args": {**BASE["args"], flag: value}}, "job.yaml")
+    msg = str(exc.value)
+    assert msg.startswith(f"job.yaml: args.{flag}: ") and "write e.g." in msg and "\n" not in msg
+
+
+def test_numeric_flags_accept_what_the_trainer_accepts():
+    ok = {"micro-batch-size": "2", "train-iters": 100, "lr": "1e-5", "min-lr": 0, "weight-decay": 0.1}
+    spec = jobspec.from_dict({**BASE, "args": {**BASE["args"], **ok, "seed": None, "fp16": False}})
+    assert spec.args["lr"] == "1e-5" and spec.args["micro-batch-size"] == "2"
+    types = jobspec.numeric_flags()
+    assert types["micro-batch-size"] is int and types["lr"] is float and "data-path" not in types

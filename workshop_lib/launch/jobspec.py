@@ -18,6 +18,7 @@ variable whose name looks like a credential, and ``workshop render`` refuses to 
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -193,6 +194,55 @@ def _mount_path(src: str, mount: Any) -> str:
     return path
 
 
+@functools.lru_cache(maxsize=1)
+def numeric_flags() -> dict[str, type]:
+    """Megatron flag (no dashes) -> ``int`` or ``float``, for the flags the kit's trainer declares.
+
+    The trainer's own argument table (``workshop_lib.train.arguments``, standard library only) is
+    the authority: a value it would reject at start-up, on every node, is rejected here instead.
+    Without the train room the plan room's integer flags are used.
+    """
+    try:
+        from ..train.arguments import build_parser
+    except ImportError:
+        try:
+            from ..plan import config as plan_config
+        except ImportError:
+            return {}
+        return {f: int for f in (*plan_config.MODEL_INT_FLAGS, *plan_config.PARALLEL_INT_FLAGS)}
+    out: dict[str, type] = {}
+    for action in build_parser()._actions:
+        if action.type in (int, float) and action.nargs is None:
+            for opt in action.option_strings:
+                if opt.startswith("--"):
+                    out[opt[2:]] = action.type
+    return out
+
+
+def _check_arg_type(src: str, flag: str, value: Any) -> None:
+    """A value the trainer's ``int``/``float`` flag would refuse (``two``, ``2.5``, ``true``) is a UsageError."""
+    kind = numeric_flags().get(flag)
+    if kind is None or value is None or value is False:
+        return
+    want = "a whole number" if kind is int else "a number"
+    example = "2" if kind is int else "1.0e-5"
+    problem = f"{value!r} is not {want}; write e.g. {flag}: {example}"
+    if isinstance(value, bool | list):
+        raise _fail(src, f"args.{flag}", problem)
+    if kind is int:
+        ok = (isinstance(value, int)) or (
+            isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip())
+        )
+    else:
+        try:
+            float(value)
+            ok = True
+        except ValueError:
+            ok = False
+    if not ok:
+        raise _fail(src, f"args.{flag}", problem)
+
+
 def _secret_ref(src: str, var: str, value: Mapping[Any, Any]) -> SecretRef:
     """``{secret: NAME, key: KEY}`` -> SecretRef; the message never repeats a value (it may be a credential)."""
     form = f"write env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}}"
@@ -303,6 +353,7 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
                 raise _fail(src, f"args.{key_s}", "a list value must hold strings or numbers")
         elif value is not None and not _scalar(value):
             raise _fail(src, f"args.{key_s}", "the value must be a string, number, true/false or a list")
+        _check_arg_type(src, key_s, value)
         args[key_s] = value
 
     backend = data.get("backend", "kubernetes")
