@@ -114,3 +114,14 @@ def test_render_refuses_a_flag_value_of_the_wrong_type(cli, tmp_path):
         res = cli(cmd, "--config", job)
         assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1
         assert "args.micro-batch-size: 'two' is not a whole number" in res.err
+
+
+def test_render_out_must_be_a_writable_file(cli, tmp_path):
+    res = cli("render", "--config", EKS, "--out", tmp_path)
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1
+    assert f"--out {tmp_path}: is a directory" in res.err
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    res = cli("render", "--config", EKS, "--target", "slurm", "--out", blocker / "job.sbatch")
+    assert res.code == 2 and len(res.err.strip().splitlines()) == 1 and "cannot write there" in res.err
+    assert blocker.read_text() == "x" and list(tmp_path.iterdir()) == [blocker]  # nothing left behind

@@ -79,11 +79,22 @@ def print_json(obj: Any, *, nan_as_null: bool = False) -> None:
 
 
 def emit_text(text: str, out: str | os.PathLike[str] | None) -> None:
-    """Write a rendered document to ``out`` atomically (saying so on stderr), or to stdout."""
+    """Write a rendered document to ``out`` atomically (saying so on stderr), or to stdout.
+
+    ``--out`` names a file; a directory, a path through a file or one we may not write is the
+    caller's input, so it is one UsageError line (exit 2) rather than a traceback-shaped failure.
+    """
     if out:
         from .fsutil import atomic_write_text
 
-        atomic_write_text(out, text)
+        if Path(out).is_dir():
+            raise UsageError(f"--out {out}: is a directory; give a file name, e.g. {Path(out) / 'job.yaml'}")
+        try:
+            atomic_write_text(out, text)
+        except (NotADirectoryError, FileExistsError, IsADirectoryError, PermissionError) as exc:
+            raise UsageError(
+                f"--out {out}: cannot write there ({exc.__class__.__name__}); give a file in a writable directory"
+            ) from None
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
