@@ -447,3 +447,31 @@ def test_bad_line_in_a_staged_chunk_is_found_by_reading_the_chunk_again(tmp_path
     good.write_bytes(b"".join(lines[:400] + lines[401:]))
     prep_data([str(good)], tmp_path / "g", tok, progress=False)
     assert files_bytes(tmp_path / "o_text_document") == files_bytes(tmp_path / "g_text_document")
+
+
+def _scan_reference(data: bytes) -> tuple[int, bool]:
+    """scan_lines spelled out line by line: the answer the blocked, vectorised scan must give."""
+    lines = data.split(b"\n")
+    if data.endswith(b"\n") or not data:
+        lines.pop()
+    return len(lines), all((line[:-1] if line.endswith(b"\r") else line).endswith(b"}") for line in lines)
+
+
+@pytest.mark.parametrize("block", [1, 2, 3, 5, 8, 64, reader.SCAN_BLOCK])
+def test_scan_lines_in_blocks_matches_a_line_by_line_scan_and_stages_every_byte(block, monkeypatch, tmp_path):
+    """Block edges must not matter: a line end, a CR or a brace may fall on either side of one."""
+    monkeypatch.setattr(reader, "SCAN_BLOCK", block)
+    rng = np.random.default_rng(block)
+    cases = [b"", b"\n", b"\r\n", b"}", b"}\r", b"\r", b"}\n\n", b"}\n\r\n", b'{"a":1}\r\r\n']
+    alphabet = np.frombuffer(b'{}\n\r"a ', dtype=np.uint8)
+    cases += [rng.choice(alphabet, size=int(rng.integers(1, 40))).tobytes() for _ in range(300)]
+    cases += [b"".join(rng.choice([b'{"t": 1}\n', b'{"t": 2}\r\n', b"{}\n"], size=20)) for _ in range(50)]
+    sink = tmp_path / "staged"
+    with open(sink, "w+b") as fh:
+        for data in cases:
+            assert reader.scan_lines(data) == _scan_reference(data), data
+            fh.seek(0)
+            assert reader.scan_lines(memoryview(data), fh) == _scan_reference(data), data
+            fh.truncate()
+            fh.flush()
+            assert sink.read_bytes() == data

@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 
@@ -110,30 +111,31 @@ def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Itera
     """Chunks of every file; with ``use_files``, each also as a path the engine can read.
 
     A chunk of a larger file is copied into one of a few staging files that are rewritten in place
-    (their page-cache pages are reused, which is much cheaper than writing new files).
+    (their page-cache pages are reused, which is much cheaper than writing new files). The copy is
+    made by the reader's line scan, block by block while each block is in the CPU cache.
     """
     staged = 0
-    slots: dict[int, object] = {}
+    slots: list[BinaryIO] = []
+
+    def next_slot() -> BinaryIO:
+        nonlocal staged
+        slot = staged % STAGE_SLOTS
+        staged += 1
+        if slot == len(slots):
+            slots.append(open(stage_dir / f"chunk{slot}.jsonl", "w+b"))  # noqa: SIM115 - closed below
+        return slots[slot]
+
     try:
         for f in files:
-            for chunk in iter_chunks(f):
+            for chunk in iter_chunks(f, stage=next_slot if use_files else None):
                 path = None
                 if use_files:
-                    if chunk.whole_file:
-                        path = str(f)
-                    else:
-                        slot = staged % STAGE_SLOTS
-                        staged += 1
-                        path = str(stage_dir / f"chunk{slot}.jsonl")
-                        fh = slots.get(slot) or slots.setdefault(slot, open(path, "w+b"))  # noqa: SIM115
-                        fh.seek(0)
-                        fh.write(chunk.data)
-                        fh.truncate()
-                        fh.flush()
+                    path = str(f) if chunk.whole_file else chunk.staged
+                    if chunk.staged:
                         chunk.release()  # unmap: resident memory stays at the chunks being encoded
                 yield chunk, path
     finally:
-        for fh in slots.values():
+        for fh in slots:
             fh.close()
 
 
