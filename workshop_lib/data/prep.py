@@ -2,7 +2,8 @@
 
 For each input chunk (whole lines, ~32 MB) and each JSON key:
 
-1. fast path: the chunk (a plain file's chunk is staged into a scratch file, so memory stays flat)
+1. fast path: the chunk (a larger file's chunk is staged into a scratch file, so memory stays flat;
+   the copy is made during the line scan, while each block is in the CPU cache)
    goes to gigatoken, which reads the JSON and tokenizes it in Rust on all worker threads; two cheap
    checks (one result row per line, every line ends with ``}``) confirm that every line was a good
    document, since gigatoken silently drops lines it cannot use. Known limit: a line holding a good
@@ -10,8 +11,6 @@ For each input chunk (whole lines, ~32 MB) and each JSON key:
 2. otherwise (a bad line somewhere in the chunk, or a tokenizer gigatoken does not run) the chunk is
    parsed strictly in Python (``json.loads`` per line), every bad line is named, and the good texts
    are encoded in one batch;
-2. otherwise (a bad line somewhere in the chunk, or a tokenizer gigatoken does not run) the chunk is
-   parsed strictly in Python, every bad line is named, and the good texts are encoded in one batch;
 3. EOD is appended to each non-empty document with numpy (no per-document Python), and the tokens are
    streamed into :class:`IndexedDatasetWriter` (the bytes of megatron-core's IndexedDatasetBuilder).
 
