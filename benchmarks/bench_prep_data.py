@@ -270,7 +270,7 @@ def main() -> None:
         ("prep-data / raw engine (encode_files), wall", f"{prep_mbs / raw_mbs:.2f} (target >= 0.90)"),
         (
             "engine CPU s / prep-data CPU s (start-up removed)",
-            f"{cpu_ratio:.2f} ({raw['files_cpu']:.2f} / {prep_cpu:.2f}; robust to other jobs on the CPU)",
+            f"{cpu_ratio:.2f} ({raw['files_cpu']:.2f} / {prep_cpu:.2f}; less sensitive to other jobs than wall time, still +-20 %)",
         ),
         ("prep-data wall clock incl. start-up", f"{wall_mbs:.1f} MB/s ({prep_big['wall_seconds']:.2f} s)"),
         (
