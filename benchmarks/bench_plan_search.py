@@ -16,8 +16,7 @@ import sys
 import time
 from pathlib import Path
 
-from workshop_lib.facts.models import preset_meta
-from workshop_lib.plan.api import plan, resolve_args
+from workshop_lib.plan.api import resolve_args
 from workshop_lib.plan.config import ClusterConfig
 from workshop_lib.plan.search import candidate_layouts, search
 
@@ -68,32 +67,16 @@ def run_case(model: str, instance: str, gpu: str, gpn: int, nodes: int, gbs: int
     }
 
 
-# Narayanan et al. 2021, Table 1: measured teraFLOP/s per GPU (A100 80GB, Selene).
-PAPER_TFLOPS = {"narayanan-1.7b": 137, "narayanan-3.6b": 138, "narayanan-7.5b": 142, "narayanan-18.4b": 135,
-                "narayanan-39.1b": 138, "narayanan-76.1b": 140, "narayanan-145.6b": 148, "narayanan-310.1b": 155,
-                "narayanan-529.6b": 163, "narayanan-1t": 163}  # fmt: skip
-
-
 def calibration_rows() -> list[str]:
     """The time model against the paper's measured throughput, with the paper's layouts."""
-    rows = []
-    for name, measured in PAPER_TFLOPS.items():
-        meta = preset_meta(name)["paper"]
-        m, par, _ = resolve_args({
-            "model": name, "tensor-model-parallel-size": meta["tensor_model_parallel_size"],
-            "pipeline-model-parallel-size": meta["pipeline_model_parallel_size"],
-            "global-batch-size": meta["global_batch_size"], "micro-batch-size": 1, "bf16": True,
-            "recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1,
-        })  # fmt: skip
-        p = plan(m, par, ClusterConfig("a100-80gb", 8, meta["gpus"] // 8, "Standard_ND96amsr_A100_v4"))
-        b, s, n, h, v = meta["global_batch_size"], m.seq_length, m.num_layers, m.hidden_size, m.vocab_size
-        paper_flops = 96 * b * s * n * h * h * (1 + s / (6 * h) + v / (16 * n * h))
-        ours = paper_flops / p["estimate"]["seconds_per_iteration"] / meta["gpus"] / 1e12
-        rows.append(
-            f"| {name} | {meta['tensor_model_parallel_size']} | {meta['pipeline_model_parallel_size']} | "
-            f"{meta['gpus']} | {meta['global_batch_size']} | {measured} | {ours:.0f} | {ours / measured:.2f} |"
-        )
-    return rows
+    from workshop_lib.plan.calibration import narayanan_table1
+
+    return [
+        f"| {r.name} | {r.paper['tensor_model_parallel_size']} | {r.paper['pipeline_model_parallel_size']} | "
+        f"{r.paper['gpus']} | {r.paper['global_batch_size']} | {r.paper['tflops_per_gpu']} | "
+        f"{r.estimated_tflops_per_gpu:.0f} | {r.ratio:.2f} |"
+        for r in narayanan_table1()
+    ]
 
 
 def main() -> int:

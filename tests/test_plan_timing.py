@@ -116,32 +116,15 @@ def test_every_preset_plans_and_every_instance_has_a_price():
     assert prices.price_per_hour("ml.p5.48xlarge") == prices.PRICES_USD_PER_HOUR["p5.48xlarge"]
 
 
-# Narayanan et al. 2021, Table 1: achieved teraFLOP/s per GPU (they count the recomputation pass).
-PAPER_TFLOPS = {"narayanan-1.7b": 137, "narayanan-3.6b": 138, "narayanan-7.5b": 142, "narayanan-18.4b": 135,
-                "narayanan-39.1b": 138, "narayanan-76.1b": 140, "narayanan-145.6b": 148, "narayanan-310.1b": 155,
-                "narayanan-529.6b": 163, "narayanan-1t": 163}  # fmt: skip
-
-
 def narayanan_estimates() -> dict[str, tuple[float, float]]:
-    from workshop_lib.facts.models import preset_meta
+    """(our estimate, the paper's measurement) of TFLOP/s per GPU for each Table 1 row."""
+    from workshop_lib.plan.calibration import narayanan_table1
 
-    out = {}
-    for name, measured in PAPER_TFLOPS.items():
-        meta = preset_meta(name)["paper"]
-        m, par, _ = resolve_args({
-            "model": name, "tensor-model-parallel-size": meta["tensor_model_parallel_size"],
-            "pipeline-model-parallel-size": meta["pipeline_model_parallel_size"],
-            "global-batch-size": meta["global_batch_size"], "micro-batch-size": 1, "bf16": True,
-            "recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1,
-        })  # fmt: skip
-        # Selene: DGX A100 80GB nodes with 8 x 200 Gb/s HDR InfiniBand, like Azure's ND A100 v4.
-        p = plan(m, par, ClusterConfig("a100-80gb", 8, meta["gpus"] // 8, "Standard_ND96amsr_A100_v4"))
-        assert p["valid"] and p["fits"], (name, p["errors"], p["warnings"])
-        # The paper's count: eq. 3, 96 B s l h^2 (1 + s/6h + V/16lh) (full attention, one recomputation pass).
-        B, s, l_, h, v = meta["global_batch_size"], m.seq_length, m.num_layers, m.hidden_size, m.vocab_size
-        paper_flops = 96 * B * s * l_ * h * h * (1 + s / (6 * h) + v / (16 * l_ * h))
-        out[name] = (paper_flops / p["estimate"]["seconds_per_iteration"] / meta["gpus"] / 1e12, measured)
-    return out
+    rows = narayanan_table1()
+    assert len(rows) == 10
+    for r in rows:
+        assert r.plan["valid"] and r.plan["fits"], (r.name, r.plan["errors"], r.plan["warnings"])
+    return {r.name: (r.estimated_tflops_per_gpu, r.paper["tflops_per_gpu"]) for r in rows}
 
 
 def test_time_model_reproduces_narayanan_table1_throughput():

@@ -10,7 +10,7 @@ Sources:
 * ``narayanan-*``: Narayanan et al. 2021 ("Efficient Large-Scale Language Model Training on GPU
   Clusters Using Megatron-LM"), Table 1: heads, hidden size, layers; vocabulary 51,200 and
   sequence 2048 as in the paper. ``parameters_b`` is the paper's own parameter count (billions)
-  and ``paper`` its tensor/pipeline sizes, GPU count and batch size.
+  and ``paper`` its tensor/pipeline sizes, GPU count, batch size and measured TFLOP/s per GPU.
 * ``techpulse-7b``: the workshop's model, 32 layers, hidden 4096, 32 heads, seq 4096, with the
   Llama-2-7B block (RMSNorm, SwiGLU with ffn 11008, rotary positions, no biases, untied
   embeddings, 32k vocabulary).
@@ -46,7 +46,15 @@ _LLAMA: dict[str, Any] = {
 
 
 def _narayanan(
-    layers: int, hidden: int, heads: int, params_b: float, tp: int, pp: int, gpus: int, batch: int
+    layers: int,
+    hidden: int,
+    heads: int,
+    params_b: float,
+    tp: int,
+    pp: int,
+    gpus: int,
+    batch: int,
+    tflops: float,
 ) -> dict[str, Any]:
     return {
         "num-layers": layers,
@@ -62,6 +70,8 @@ def _narayanan(
                 "pipeline_model_parallel_size": pp,
                 "gpus": gpus,
                 "global_batch_size": batch,
+                # Achieved teraFLOP/s per GPU on Selene (A100 80GB), counting one recomputation pass.
+                "tflops_per_gpu": tflops,
             },
         },
     }
@@ -76,16 +86,16 @@ PRESETS: dict[str, dict[str, Any]] = {
     "gpt-6.7b": _gpt(32, 4096, 32),
     "gpt-13b": _gpt(40, 5120, 40),
     "gpt-175b": _gpt(96, 12288, 96),
-    "narayanan-1.7b": _narayanan(24, 2304, 24, 1.7, 1, 1, 32, 512),
-    "narayanan-3.6b": _narayanan(30, 3072, 32, 3.6, 2, 1, 64, 512),
-    "narayanan-7.5b": _narayanan(36, 4096, 32, 7.5, 4, 1, 128, 512),
-    "narayanan-18.4b": _narayanan(40, 6144, 48, 18.4, 8, 1, 256, 1024),
-    "narayanan-39.1b": _narayanan(48, 8192, 64, 39.1, 8, 2, 512, 1536),
-    "narayanan-76.1b": _narayanan(60, 10240, 80, 76.1, 8, 4, 1024, 1792),
-    "narayanan-145.6b": _narayanan(80, 12288, 96, 145.6, 8, 8, 1536, 2304),
-    "narayanan-310.1b": _narayanan(96, 16384, 128, 310.1, 8, 16, 1920, 2160),
-    "narayanan-529.6b": _narayanan(105, 20480, 128, 529.6, 8, 35, 2520, 2520),
-    "narayanan-1t": _narayanan(128, 25600, 160, 1008.0, 8, 64, 3072, 3072),
+    "narayanan-1.7b": _narayanan(24, 2304, 24, 1.7, 1, 1, 32, 512, 137),
+    "narayanan-3.6b": _narayanan(30, 3072, 32, 3.6, 2, 1, 64, 512, 138),
+    "narayanan-7.5b": _narayanan(36, 4096, 32, 7.5, 4, 1, 128, 512, 142),
+    "narayanan-18.4b": _narayanan(40, 6144, 48, 18.4, 8, 1, 256, 1024, 135),
+    "narayanan-39.1b": _narayanan(48, 8192, 64, 39.1, 8, 2, 512, 1536, 138),
+    "narayanan-76.1b": _narayanan(60, 10240, 80, 76.1, 8, 4, 1024, 1792, 140),
+    "narayanan-145.6b": _narayanan(80, 12288, 96, 145.6, 8, 8, 1536, 2304, 148),
+    "narayanan-310.1b": _narayanan(96, 16384, 128, 310.1, 8, 16, 1920, 2160, 155),
+    "narayanan-529.6b": _narayanan(105, 20480, 128, 529.6, 8, 35, 2520, 2520, 163),
+    "narayanan-1t": _narayanan(128, 25600, 160, 1008.0, 8, 64, 3072, 3072, 163),
     "techpulse-7b": {
         "num-layers": 32,
         "hidden-size": 4096,
