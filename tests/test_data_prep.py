@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import gzip
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -156,6 +158,74 @@ def test_gz_and_zst_give_the_same_bytes(tmp_path, tok):
         prep_data([str(tmp_path / name)], tmp_path / name.replace(".", "_"), tok, progress=False)
         outs.append(files_bytes(tmp_path / f"{name.replace('.', '_')}_text_document"))
     assert outs[0] == outs[1] == outs[2]
+
+
+def _zst_cut_at_a_line_boundary(raw: bytes) -> tuple[bytes, int]:
+    """A .zst of ``raw`` cut right after a flushed block that ends on a line: what it decompresses to
+    is whole lines, so only the unfinished frame shows the cut."""
+    import zstandard
+
+    head = raw[: raw.index(b"\n", len(raw) // 2) + 1]
+    cobj = zstandard.ZstdCompressor().compressobj()
+    part = cobj.compress(head) + cobj.flush(zstandard.COMPRESSOBJ_FLUSH_BLOCK)
+    assert zstandard.ZstdDecompressor().decompressobj().decompress(part) == head
+    return part, head.count(b"\n")
+
+
+@pytest.mark.parametrize("damage", ["cut-mid-line", "cut-at-line-boundary", "garbage"])
+@pytest.mark.parametrize("ext", ["gz", "zst"])
+def test_damaged_compressed_input_is_one_line_exit_2_and_writes_nothing(tmp_path, cli, ext, damage):
+    import zstandard
+
+    raw = SAMPLE_CORPUS.read_bytes()[:300_000]
+    raw = raw[: raw.rindex(b"\n") + 1]
+    whole = gzip.compress(raw) if ext == "gz" else zstandard.ZstdCompressor().compress(raw)
+    if damage == "cut-mid-line":
+        data = whole[: len(whole) // 2]
+    elif damage == "garbage":
+        data = b"garbage\n"
+    elif ext == "zst":
+        data, _ = _zst_cut_at_a_line_boundary(raw)
+    else:
+        head = raw[: raw.index(b"\n", len(raw) // 2) + 1]
+        cobj = zlib.compressobj(wbits=31)  # a gzip stream flushed on a line, never finished
+        data = cobj.compress(head) + cobj.flush(zlib.Z_FULL_FLUSH)
+    src = tmp_path / f"d.jsonl.{ext}"
+    src.write_bytes(data)
+    out = tmp_path / "out"
+    res = cli("prep-data", "--input", src, "--output-prefix", out / "d", "--no-progress", "--json")
+    assert res.code == 2, res.err
+    assert res.out == "" and len(res.err.strip().splitlines()) == 1
+    assert str(src) in res.err and "cannot decompress" in res.err
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_zst_of_several_frames_is_read_to_the_end(tmp_path, tok):
+    import zstandard
+
+    raw = SAMPLE_CORPUS.read_bytes()[:200_000]
+    raw = raw[: raw.rindex(b"\n") + 1]
+    cut = raw.index(b"\n", len(raw) // 3) + 1
+    c = zstandard.ZstdCompressor()
+    (tmp_path / "c.jsonl").write_bytes(raw)
+    (tmp_path / "c.jsonl.zst").write_bytes(c.compress(raw[:cut]) + c.compress(raw[cut:]))
+    prep_data([str(tmp_path / "c.jsonl")], tmp_path / "plain", tok, progress=False)
+    res = prep_data([str(tmp_path / "c.jsonl.zst")], tmp_path / "zst", tok, progress=False)
+    assert res.documents == raw.count(b"\n")
+    assert files_bytes(tmp_path / "zst_text_document") == files_bytes(tmp_path / "plain_text_document")
+
+
+def test_zst_reader_spots_a_cut_frame_even_in_small_reads(monkeypatch):
+    import zstandard
+
+    raw = SAMPLE_CORPUS.read_bytes()[:100_000]
+    whole = zstandard.ZstdCompressor().compress(raw)
+    monkeypatch.setattr(reader, "ZSTD_READ", 4096)
+    monkeypatch.setattr(reader, "ZSTD_FEED", 1000)
+    assert io.BufferedReader(reader._ZstdFrames(io.BytesIO(whole))).read() == raw
+    cut, _ = _zst_cut_at_a_line_boundary(raw)
+    with pytest.raises(EOFError, match="cut short"):
+        io.BufferedReader(reader._ZstdFrames(io.BytesIO(cut))).read()
 
 
 def test_small_chunks_folders_and_globs_give_the_same_bytes(tmp_path, tok, monkeypatch):
