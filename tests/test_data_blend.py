@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
-from workshop_lib.data.blend import blend_report, megatron_epochs, samples_per_split
+from workshop_lib.data.blend import blend_report, megatron_epochs, parse_split, samples_per_split
 from workshop_lib.data.dataset_info import read_dataset_info
 from workshop_lib.data.indexed import IndexedDatasetWriter
 from workshop_lib.data.shard import render_prep_job, shard_files
@@ -124,6 +124,42 @@ def test_blend_cli_contract(tmp_path, cli):
         "--json",
     )
     assert res.code == 2 and res.out == "" and "Megatron would hang" in res.err
+
+
+@pytest.mark.parametrize(
+    ("split", "says"),
+    [
+        ("1.2.3", "'1.2.3' is not a number"),
+        ("-1,2,3", "cannot be negative"),
+        ("98,-2,0", "cannot be negative"),
+        ("0,0,0", "positive sum"),
+        ("0", "positive sum"),
+        ("98,2,x", "unexpected 'x'"),
+        ("", "positive sum"),
+        ("1,1,1,1", "up to three"),
+        (".", "'.' is not a number"),
+    ],
+)
+def test_blend_bad_split_is_one_line_exit_2_naming_split_and_the_form(tmp_path, cli, split, says):
+    p = make_dataset(tmp_path / "a", [30] * 100)
+    res = cli(
+        "blend", f"{p}:1", "--seq-length", 8, "--global-batch-size", 1, "--train-iters", 1, f"--split={split}"
+    )
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1, res.err
+    assert "--split" in res.err and "98,2,0 or 969/30/1" in res.err and says in res.err
+
+
+@pytest.mark.parametrize(
+    ("split", "vector"),
+    [
+        ("98,2,0", [0.98, 0.02, 0.0]),
+        ("969/30/1", [0.969, 0.03, 0.001]),
+        ("1 1", [0.5, 0.5, 0.0]),
+        ("3", [1, 0, 0]),
+    ],
+)
+def test_parse_split_keeps_megatrons_forms(split, vector):
+    assert parse_split(split) == pytest.approx(vector)
 
 
 def test_blend_starts_without_heavy_imports(tmp_path):

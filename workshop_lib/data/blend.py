@@ -31,13 +31,29 @@ SPLITS = ("train", "valid", "test")
 SURPLUS = 0.005  # BlendedMegatronDatasetConfig.mid_level_dataset_surplus
 
 
+SPLIT_FORM = "give up to three non-negative weights with a positive sum, e.g. 98,2,0 or 969/30/1"
+
+
 def parse_split(split: str) -> list[float]:
-    """``parse_and_normalize_split``: '98,2,0' -> [0.98, 0.02, 0.0] (missing entries are 0)."""
-    parts = [float(x) for x in re.findall(r"[.0-9]+", split)]
+    """``parse_and_normalize_split``: '98,2,0' -> [0.98, 0.02, 0.0] (missing entries are 0).
+
+    Megatron keeps whatever ``[.0-9]+`` finds, so it reads '-1,2,3' as 1,2,3 and '98,2,x' as 98,2
+    and fails on '1.2.3' with a bare ValueError. Here anything but numbers and , / : or space
+    separators is one UsageError line naming --split and the form, so a typo never trains on a
+    split the user did not mean.
+    """
+    if not re.fullmatch(r"[0-9.,/:\s]*", split):
+        bad = re.sub(r"[0-9.,/:\s]", "", split)[:10]
+        why = "weights cannot be negative" if "-" in bad else f"unexpected {bad!r}"
+        raise UsageError(f"--split {split!r}: {why}; {SPLIT_FORM}")
+    parts = []
+    for x in re.findall(r"[.0-9]+", split):
+        try:
+            parts.append(float(x))
+        except ValueError:
+            raise UsageError(f"--split {split!r}: {x!r} is not a number; {SPLIT_FORM}") from None
     if not parts or len(parts) > 3 or sum(parts) <= 0:
-        raise UsageError(
-            f"--split {split!r}: give up to three non-negative weights with a positive sum, e.g. 98,2,0"
-        )
+        raise UsageError(f"--split {split!r}: {SPLIT_FORM}")
     parts += [0.0] * (3 - len(parts))
     total = sum(parts)
     return [p / total for p in parts]
