@@ -273,3 +273,36 @@ def test_render_cli_yaml_and_local_shards_merge_to_one_run(tmp_path, cli, cli_pr
 def test_read_dataset_info_missing_is_a_usage_error(tmp_path):
     with pytest.raises(UsageError, match="run notebook 01"):
         read_dataset_info(tmp_path)
+
+
+@pytest.mark.parametrize("prep_args", ["--tokenizer-model '/shared/tok", '--append-eod "x', "--a \\"])
+def test_render_unbalanced_prep_args_is_one_line_exit_2(cli, prep_args):
+    res = cli(
+        "render-prep-job",
+        "--input",
+        "/shared/c/a.jsonl",
+        "--output-prefix",
+        "/shared/d/t",
+        "--shards",
+        2,
+        f"--prep-args={prep_args}",
+    )
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1, res.err
+    assert "--prep-args" in res.err and prep_args in res.err
+
+
+def test_render_quoted_prep_args_reach_the_pod_command_as_one_argument(cli):
+    res = cli(
+        "render-prep-job",
+        "--input",
+        "/shared/c/a.jsonl",
+        "--output-prefix",
+        "/shared/d/t",
+        "--shards",
+        2,
+        "--prep-args",
+        "--append-eod --tokenizer-model '/shared/my tok'",
+    )
+    assert res.code == 0, res.err
+    command = yaml.safe_load(res.out)["spec"]["template"]["spec"]["containers"][0]["command"]
+    assert command[-3:] == ["--append-eod", "--tokenizer-model", "/shared/my tok"]

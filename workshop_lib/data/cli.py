@@ -268,8 +268,16 @@ def _render_job(args: argparse.Namespace) -> int:
     import shlex
 
     from ..cli import emit_text
+    from ..errors import UsageError
     from .shard import render_prep_job, to_yaml
 
+    try:
+        prep_args = shlex.split(args.prep_args)
+    except ValueError as exc:  # shlex: 'No closing quotation', 'No escaped character'
+        raise UsageError(
+            f"--prep-args {args.prep_args!r}: {exc} (it is split like a shell line; "
+            "close every quote, e.g. --prep-args \"--tokenizer-model '/shared/my tok'\")"
+        ) from None
     job = render_prep_job(
         args.input,
         args.output_prefix,
@@ -283,7 +291,7 @@ def _render_job(args: argparse.Namespace) -> int:
         memory=args.memory,
         parallelism=args.parallelism,
         json_keys=args.json_keys,
-        prep_args=shlex.split(args.prep_args),
+        prep_args=prep_args,
     )
     text = to_yaml(job)
     emit_text(text, args.out)
