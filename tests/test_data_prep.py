@@ -545,3 +545,27 @@ def test_scan_lines_in_blocks_matches_a_line_by_line_scan_and_stages_every_byte(
             fh.truncate()
             fh.flush()
             assert sink.read_bytes() == data
+
+
+@pytest.mark.parametrize("key", ["x/../../../y", "a/b", "/abs", "..", ".", "nul\0key", ""])
+def test_json_keys_that_cannot_be_in_a_file_name_are_refused_before_writing(tmp_path, cli, key):
+    src = write_jsonl(tmp_path / "in.jsonl", [{"text": "ok", key: "doc"}])
+    out = tmp_path / "deep" / "er" / "out"
+    res = cli("prep-data", "--input", src, "--output-prefix", out / "p", "--json-keys", key, "--no-progress")
+    assert res.code == 2 and res.out == "" and len(res.err.strip().splitlines()) == 1, res.err
+    assert "--json-keys" in res.err and "file name" in res.err
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["in.jsonl"]  # nothing written, anywhere
+
+
+def test_render_prep_job_refuses_a_key_with_a_slash():
+    from workshop_lib.data.shard import render_prep_job
+
+    with pytest.raises(UsageError, match="file name"):
+        render_prep_job(["/shared/x.jsonl"], "/shared/out", shards=2, json_keys=["x/../y"])
+
+
+def test_keys_with_dots_and_spaces_are_plain_names(tmp_path, tok):
+    src = write_jsonl(tmp_path / "in.jsonl", [{"a.b c": "hello there", "..x": "more"}])
+    res = prep_data([str(src)], tmp_path / "p", tok, json_keys=["a.b c", "..x"], progress=False)
+    assert res.documents == 1
+    assert (tmp_path / "p_a.b c_document.bin").is_file() and (tmp_path / "p_..x_document.idx").is_file()

@@ -53,6 +53,32 @@ def output_prefix_for(prefix: str | Path, key: str) -> str:
     return f"{prefix}_{key}_document"
 
 
+def check_json_keys(keys: list[str] | tuple[str, ...]) -> None:
+    """Refuse keys that cannot be part of a file name (UsageError naming the key).
+
+    Each key becomes part of its dataset's file name, ``{PREFIX}_{key}_document.bin``, so a key
+    holding '/' would write outside the output directory ('x/../../../y'), and NUL cannot be in a
+    path at all. Keys named here are only those used for files; the JSON itself may hold any key.
+    """
+    for key in keys:
+        bad = None
+        if key == "":
+            bad = "is empty"
+        elif "/" in key:
+            bad = "holds '/'"
+        elif "\0" in key:
+            bad = "holds a NUL character"
+        elif key in (".", ".."):
+            bad = "is '.' or '..'"
+        if bad:
+            raise UsageError(
+                f"--json-keys {key!r}: the key {bad}; keys become part of the output file names "
+                "({PREFIX}_{key}_document.bin), so use a plain name such as text"
+            )
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"--json-keys {' '.join(keys)}: a key is repeated")
+
+
 def append_eod(
     flat: np.ndarray, lengths: np.ndarray, eod: int, dtype: type[np.number] | None = None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -195,8 +221,7 @@ def prep_data(
     Raises UsageError (nothing written) on bad inputs, or on the first bad line with ``on_bad_line="fail"``.
     """
     keys = list(json_keys or ["text"])
-    if len(set(keys)) != len(keys):
-        raise UsageError(f"--json-keys {' '.join(keys)}: a key is repeated")
+    check_json_keys(keys)
     if on_bad_line not in ("skip", "fail"):
         raise UsageError(f"--on-bad-line {on_bad_line!r}: use skip or fail")
     note = note or (lambda msg: print(msg, file=sys.stderr, flush=True))

@@ -84,6 +84,9 @@ def render_prep_job(
         raise UsageError(f"--shards {shards}: must be 1 or more")
     if cpus < 1:
         raise UsageError(f"--cpus {cpus}: must be 1 or more")
+    from .prep import check_json_keys
+
+    check_json_keys(tuple(json_keys))
     for p in (*inputs, output_prefix):
         if not str(p).startswith(mount_path.rstrip("/") + "/"):
             raise UsageError(
