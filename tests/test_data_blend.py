@@ -306,3 +306,15 @@ def test_render_quoted_prep_args_reach_the_pod_command_as_one_argument(cli):
     assert res.code == 0, res.err
     command = yaml.safe_load(res.out)["spec"]["template"]["spec"]["containers"][0]["command"]
     assert command[-3:] == ["--append-eod", "--tokenizer-model", "/shared/my tok"]
+
+
+def test_render_warns_when_named_files_are_fewer_than_shards_and_says_so_in_the_yaml(cli):
+    args = ["render-prep-job", "--output-prefix", "/shared/d/t", "--shards", 4, "--input"]
+    res = cli(*args, "/shared/c/a.jsonl", "/shared/c/b.jsonl.zst")
+    assert res.code == 0 and yaml.safe_load(res.out)["spec"]["completions"] == 4
+    assert "warning: 2 input file(s) for --shards 4" in res.err and "2 pod(s) get no input" in res.err
+    assert "Sharding is by whole input file" in res.out
+    for inputs in (["/shared/c/*.jsonl"], ["/shared/c"], [f"/shared/c/{i}.jsonl" for i in range(4)]):
+        res = cli(*args, *inputs)
+        assert res.code == 0 and res.err == "", res.err
+    assert "whole input files" in " ".join(cli("render-prep-job", "--help").out.split())

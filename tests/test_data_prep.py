@@ -569,3 +569,63 @@ def test_keys_with_dots_and_spaces_are_plain_names(tmp_path, tok):
     res = prep_data([str(src)], tmp_path / "p", tok, json_keys=["a.b c", "..x"], progress=False)
     assert res.documents == 1
     assert (tmp_path / "p_a.b c_document.bin").is_file() and (tmp_path / "p_..x_document.idx").is_file()
+
+
+def test_empty_corpus_exits_0_but_warns_on_stderr_and_in_json(tmp_path, cli):
+    (tmp_path / "empty.jsonl").write_bytes(b"")
+    res = cli(
+        "prep-data",
+        "--input",
+        tmp_path / "empty.jsonl",
+        "--output-prefix",
+        tmp_path / "e",
+        "--no-progress",
+        "--json",
+    )
+    assert res.code == 0, res.err
+    out = res.json()
+    assert out["documents"] == 0 and len(out["warnings"]) == 1 and "empty dataset" in out["warnings"][0]
+    assert "prep-data: warning: wrote an empty dataset" in res.err
+    assert read_header(tmp_path / "e_text_document").document_count == 0
+
+    src = write_jsonl(tmp_path / "blank.jsonl", [{"text": ""}, {"text": ""}])
+    res = cli("prep-data", "--input", src, "--output-prefix", tmp_path / "b", "--no-progress", "--json")
+    assert res.code == 0 and res.json()["documents"] == 2 and res.json()["tokens"] == 0
+    assert "2 documents but 0 tokens" in res.json()["warnings"][0] and "0 tokens" in res.err
+
+    src = write_jsonl(tmp_path / "ok.jsonl", [{"text": "some words"}])
+    res = cli("prep-data", "--input", src, "--output-prefix", tmp_path / "k", "--no-progress", "--json")
+    assert res.code == 0 and res.json()["warnings"] == [] and "warning" not in res.err
+
+
+def test_sharding_one_file_warns_that_sharding_is_by_file(tmp_path, cli):
+    src = write_jsonl(tmp_path / "one.jsonl", [{"text": f"doc {i}"} for i in range(10)])
+    outs = []
+    for i in range(2):
+        res = cli(
+            "prep-data",
+            "--input",
+            src,
+            "--output-prefix",
+            tmp_path / f"s{i}",
+            "--num-shards",
+            2,
+            "--shard-index",
+            i,
+            "--no-progress",
+            "--json",
+        )
+        assert res.code == 0, res.err
+        outs.append(res.json())
+        assert "1 input file(s) for 2 shards: sharding is by whole file" in res.err
+    assert outs[0]["documents"] == 0 and outs[1]["documents"] == 10
+    assert any("shard 0 of 2 gets no input file" in w for w in outs[0]["warnings"])
+    assert not any("gets no input file" in w for w in outs[1]["warnings"])
+    two = [write_jsonl(tmp_path / f"p{i}.jsonl", [{"text": "x"}]) for i in range(2)]
+    res = cli(
+        "prep-data", "--input", *two, "--output-prefix", tmp_path / "t", "--num-shards", 2, "--shard-index", 1,
+        "--no-progress", "--json",
+    )  # fmt: skip
+    assert res.code == 0 and res.json()["warnings"] == [] and "warning" not in res.err
+    res = cli("prep-data", "--help")
+    assert "by whole file" in " ".join(res.out.split())

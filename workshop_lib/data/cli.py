@@ -59,7 +59,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="PATH",
         help="also write dataset.json (a run directory or a .json path) for the first key",
     )
-    p.add_argument("--num-shards", type=int, default=1, help="split the input files into this many groups")
+    p.add_argument(
+        "--num-shards",
+        type=int,
+        default=1,
+        help="split the input files into this many contiguous groups (by whole file: a file is never "
+        "split, so give at least this many files; a group with no file writes an empty dataset)",
+    )
     p.add_argument(
         "--shard-index",
         type=int,
@@ -116,7 +122,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="input files as the pods see them (on the shared volume)",
     )
     r.add_argument("--output-prefix", required=True, help="each pod writes {PREFIX}_shard{i}_{key}_document")
-    r.add_argument("--shards", type=int, required=True)
+    r.add_argument(
+        "--shards",
+        type=int,
+        required=True,
+        help="pods; each takes a contiguous group of whole input files, so give at least this many files",
+    )
     r.add_argument("--name", default="prep-data")
     r.add_argument("--namespace", default="megatron-workshop")
     r.add_argument("--image", default="123456789012.dkr.ecr.us-east-2.amazonaws.com/megatron-training:latest")
@@ -269,7 +280,7 @@ def _render_job(args: argparse.Namespace) -> int:
 
     from ..cli import emit_text
     from ..errors import UsageError
-    from .shard import render_prep_job, to_yaml
+    from .shard import planned_files_warning, render_prep_job, to_yaml
 
     try:
         prep_args = shlex.split(args.prep_args)
@@ -294,5 +305,8 @@ def _render_job(args: argparse.Namespace) -> int:
         prep_args=prep_args,
     )
     text = to_yaml(job)
+    warning = planned_files_warning(args.input, args.shards)
+    if warning:
+        print(f"workshop render-prep-job: warning: {warning}", file=sys.stderr)
     emit_text(text, args.out)
     return 0

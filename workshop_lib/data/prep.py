@@ -107,6 +107,7 @@ class PrepResult:
     tokenizer: dict = field(default_factory=dict)
     fast_chunks: int = 0
     slow_chunks: int = 0
+    warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
         """The contract's JSON object (plus a few extra keys)."""
@@ -124,6 +125,7 @@ class PrepResult:
             "input_bytes": self.input_bytes,
             "engine": self.engine,
             "keys": self.per_key,
+            "warnings": self.warnings,
         }
 
 
@@ -226,15 +228,19 @@ def prep_data(
         raise UsageError(f"--on-bad-line {on_bad_line!r}: use skip or fail")
     note = note or (lambda msg: print(msg, file=sys.stderr, flush=True))
     files = expand_inputs(inputs)
+    warnings: list[str] = []
     if num_shards != 1 or shard_index != 0:
-        from .shard import shard_files
+        from .shard import shard_files, shard_warnings
 
+        all_files = len(files)
         files = shard_files(files, num_shards, shard_index)
+        warnings += shard_warnings(all_files, len(files), num_shards, shard_index)
     out_dir = Path(f"{output_prefix}").parent
     out_dir.mkdir(parents=True, exist_ok=True)
     dtype = optimal_dtype(tokenizer.vocab_size)
     result = PrepResult(
         engine=tokenizer.engine,
+        warnings=warnings,
         tokenizer={
             "type": tokenizer.type,
             "vocab_size": tokenizer.vocab_size,
@@ -243,6 +249,8 @@ def prep_data(
             "dtype": np.dtype(dtype).name,
         },
     )
+    for w in warnings:
+        note(f"prep-data: warning: {w}")
     if tokenizer.engine != "gigatoken":
         note(
             f"prep-data: fast engine not used ({tokenizer.note or 'not available'}); "
@@ -324,7 +332,29 @@ def prep_data(
             bar.close()
         shutil.rmtree(stage_dir, ignore_errors=True)
     result.seconds = time.perf_counter() - start
+    empty = _empty_warning(result, len(files))
+    if empty:
+        result.warnings.append(empty)
+        note(f"prep-data: warning: {empty}")
     return result
+
+
+def _empty_warning(result: PrepResult, files: int) -> str | None:
+    """Why an empty dataset was written, or None when it holds tokens.
+
+    Not an error (exit 0): one shard of a sharded run may rightly get no file, and merge-data takes
+    empty shards. But an empty dataset alone only fails later, in blend or in training (Megatron
+    hangs building a split with no tokens), so the run says so on stderr and in --json "warnings".
+    """
+    if result.documents == 0:
+        where = "no input files" if files == 0 else f"{files} input file(s) held no good line"
+        return f"wrote an empty dataset: 0 documents ({where}); blend and training need tokens"
+    if result.tokens == 0:
+        return (
+            f"wrote {result.documents:,} documents but 0 tokens (every text is empty); "
+            "blend and training need tokens"
+        )
+    return None
 
 
 def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: list[str]):

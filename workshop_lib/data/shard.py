@@ -12,6 +12,7 @@ cluster. Apply the YAML with ``kubectl apply -f`` (or ``workshop``'s launch comm
 
 from __future__ import annotations
 
+import glob
 import shlex
 from collections.abc import Sequence
 from typing import Any, TypeVar
@@ -29,6 +30,39 @@ def shard_files(files: Sequence[T], shards: int, index: int) -> list[T]:
         raise UsageError(f"--shard-index {index} / --num-shards {shards}: need 0 <= index < shards")
     n = len(files)
     return list(files[index * n // shards : (index + 1) * n // shards])
+
+
+def shard_warnings(total_files: int, got_files: int, shards: int, index: int) -> list[str]:
+    """What a shard should be told about its share: sharding is by whole file, never within one.
+
+    With fewer files than shards some pods get nothing (one big file goes entirely to the last
+    shard); that is legitimate (merge-data takes empty shards) but rarely what was meant.
+    """
+    out = []
+    if total_files < shards:
+        out.append(
+            f"{total_files} input file(s) for {shards} shards: sharding is by whole file, so "
+            f"{shards - total_files} shard(s) get no input; split the corpus into at least {shards} files"
+        )
+    if got_files == 0:
+        out.append(f"shard {index} of {shards} gets no input file; it writes an empty dataset")
+    return out
+
+
+def planned_files_warning(inputs: Sequence[str], shards: int) -> str | None:
+    """render-prep-job: a warning when the inputs are plainly fewer files than ``shards``.
+
+    Only named files count (no glob, a JSONL suffix): a folder or a glob is expanded in the pods.
+    """
+    from .reader import SUFFIXES
+
+    named = [p for p in inputs if str(p).endswith(SUFFIXES) and not glob.has_magic(str(p))]
+    if len(named) == len(inputs) and len(named) < shards:
+        return (
+            f"{len(named)} input file(s) for --shards {shards}: sharding is by whole file, so "
+            f"{shards - len(named)} pod(s) get no input; split the corpus into at least {shards} files"
+        )
+    return None
 
 
 def shard_prefix(output_prefix: str, index: int) -> str:
@@ -162,6 +196,8 @@ def to_yaml(job: dict[str, Any]) -> str:
 
     merge = job["metadata"]["annotations"]["workshop/merge-command"]
     header = (
-        f"# Indexed Job: pod i tokenizes shard i of the inputs. When all pods succeed, merge:\n#   {merge}\n"
+        "# Indexed Job: pod i tokenizes shard i of the inputs. Sharding is by whole input file (a file\n"
+        "# is never split): give at least as many files as pods, or some pods write empty shards.\n"
+        f"# When all pods succeed, merge:\n#   {merge}\n"
     )
     return header + yaml.safe_dump(job, sort_keys=False, width=1000)
