@@ -63,3 +63,16 @@ def test_instance_table_matches_the_seeds():
     assert hardware.instance("Standard_ND96isr_H100_v5").efa_per_node == 0
     with pytest.raises(UsageError, match="instance_type"):
         hardware.instance("p9.nothing")
+
+
+def test_json_output_is_strict_json(capsys):
+    """Every --json output is valid JSON: NaN and Infinity (which JSON lacks) become null."""
+    import json
+    from pathlib import Path
+
+    from workshop_lib.cli import print_json
+
+    print_json({"loss": float("nan"), "scale": float("inf"), "rows": [1.5, float("-inf")], "p": Path("/a")})
+    out = capsys.readouterr().out
+    assert "NaN" not in out and "Infinity" not in out
+    assert json.loads(out) == {"loss": None, "scale": None, "rows": [1.5, None], "p": "/a"}

@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
-import math
 import os
 import sys
 from collections.abc import Callable, Sequence
@@ -55,26 +54,17 @@ def _json_default(obj: Any) -> Any:
     raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
 
 
-def _nan_to_none(obj: Any) -> Any:
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None if math.isnan(obj) else obj
-    if isinstance(obj, dict):
-        return {k: _nan_to_none(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_nan_to_none(v) for v in obj]
-    return obj
+def dumps_json(obj: Any) -> str:
+    """Serialise ``obj`` the way every ``--json`` output does: Paths and numpy values allowed,
+    NaN/Inf written as null (JSON has neither)."""
+    from .jsonsafe import json_safe
+
+    return json.dumps(json_safe(obj), default=_json_default, indent=2, allow_nan=False)
 
 
-def dumps_json(obj: Any, *, nan_as_null: bool = False) -> str:
-    """Serialise ``obj`` the way every ``--json`` output does (Paths and numpy values allowed)."""
-    if nan_as_null:
-        obj = _nan_to_none(obj)
-    return json.dumps(obj, default=_json_default, indent=2)
-
-
-def print_json(obj: Any, *, nan_as_null: bool = False) -> None:
+def print_json(obj: Any) -> None:
     """Print exactly one JSON object on stdout."""
-    sys.stdout.write(dumps_json(obj, nan_as_null=nan_as_null) + "\n")
+    sys.stdout.write(dumps_json(obj) + "\n")
     sys.stdout.flush()
 
 

@@ -55,8 +55,7 @@ def _run(args: argparse.Namespace) -> int:
                     for n in result.notebooks
                 ],
                 "summary": result.summary,
-            },
-            nan_as_null=True,
+            }
         )
     else:
         print(format_summary(result))

@@ -78,9 +78,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _out(obj) -> None:
     from ..cli import print_json
-    from .parse import json_safe
 
-    print_json(json_safe(obj))
+    print_json(obj)
 
 
 def _fmt(x, spec: str = ".4g") -> str:

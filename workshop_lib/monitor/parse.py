@@ -48,6 +48,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..facts import megatron_log as fmt
+from ..jsonsafe import json_safe
 
 # The contract's keys of one iteration, in order (``workshop monitor parse --json``).
 CONTRACT_KEYS: tuple[str, ...] = (
@@ -246,17 +247,6 @@ class ParsedLog:
             "summary": self.summary,
         }
         return json_safe(out)
-
-
-def json_safe(obj: Any) -> Any:
-    """Replace NaN/Inf with None everywhere (JSON has no NaN)."""
-    if isinstance(obj, float):
-        return obj if math.isfinite(obj) else None
-    if isinstance(obj, dict):
-        return {k: json_safe(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [json_safe(v) for v in obj]
-    return obj
 
 
 class IncrementalParser:
