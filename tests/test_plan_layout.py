@@ -12,7 +12,11 @@ def test_layout_flags_spell_only_what_the_layout_uses():
     flags = layout_flags(
         "techpulse-7b", tp=1, sequence_parallel=True, recompute="full", global_batch_size=512
     )
-    assert "sequence-parallel" not in flags  # SP means nothing without TP
+    assert flags["sequence-parallel"] is True  # spelled as chosen: the planner's rules judge it
+    # The notebook's explorer compares runnable layouts: SP means nothing without TP.
+    ex = LayoutExplorer("techpulse-7b", "p4d.24xlarge", 2, layout={"sequence_parallel": True})
+    assert "sequence-parallel" not in ex.flags(tp=1) and ex.flags(tp=2)["sequence-parallel"] is True
+    assert "model" not in layout_flags(tp=2) and layout_flags(fp8=True)["fp8-format"] == "hybrid"
     assert flags["recompute-granularity"] == "full" and flags["recompute-num-layers"] == 1
     assert flags["global-batch-size"] == 512 and flags["bf16"] is True
     assert "context-parallel-size" not in flags and "expert-model-parallel-size" not in flags

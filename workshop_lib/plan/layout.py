@@ -15,7 +15,7 @@ RECOMPUTE_CHOICES = ("none", "selective", "full")
 
 
 def layout_flags(
-    model: str,
+    model: str | None = None,
     *,
     tp: int = 1,
     pp: int = 1,
@@ -23,27 +23,25 @@ def layout_flags(
     ep: int = 1,
     micro_batch_size: int = 1,
     global_batch_size: int | None = None,
-    recompute: str = "none",
-    distributed_optimizer: bool = False,
-    sequence_parallel: bool = False,
     vp_layers: int | None = None,
-    vocab_size: int | None = None,
+    sequence_parallel: bool = False,
+    distributed_optimizer: bool = False,
+    recompute: str = "none",
+    fp8: bool = False,
     bf16: bool = True,
 ) -> dict[str, Any]:
-    """A layout of the preset ``model`` as Megatron flags (job-YAML form, ``"model"`` kept).
+    """A parallel layout as Megatron flags (job-YAML form), with ``"model": model`` when given.
 
-    Sequence parallel is only spelled out where TP > 1 (it means nothing without TP); full
-    recompute uses Megatron's usual ``uniform`` method over one layer at a time.
+    Every choice is spelled out as made, sequence parallel with TP=1 included, so the planner's
+    rules can say what is wrong with it; full recompute uses Megatron's usual ``uniform`` method
+    over one layer at a time.
     """
     if recompute not in RECOMPUTE_CHOICES:
         raise ValueError(f"recompute must be one of {RECOMPUTE_CHOICES}, not {recompute!r}")
-    flags: dict[str, Any] = {
-        "model": model,
-        "tensor-model-parallel-size": tp,
-        "pipeline-model-parallel-size": pp,
-        "micro-batch-size": micro_batch_size,
-    }
-    if global_batch_size:
+    flags: dict[str, Any] = {"model": model} if model else {}
+    flags.update({"tensor-model-parallel-size": tp, "pipeline-model-parallel-size": pp,
+                  "micro-batch-size": micro_batch_size})  # fmt: skip
+    if global_batch_size is not None:
         flags["global-batch-size"] = global_batch_size
     if bf16:
         flags["bf16"] = True
@@ -51,9 +49,9 @@ def layout_flags(
         flags["context-parallel-size"] = cp
     if ep > 1:
         flags["expert-model-parallel-size"] = ep
-    if vocab_size:
-        flags["vocab-size"] = vocab_size
-    if sequence_parallel and tp > 1:
+    if vp_layers:
+        flags["num-layers-per-virtual-pipeline-stage"] = vp_layers
+    if sequence_parallel:
         flags["sequence-parallel"] = True
     if distributed_optimizer:
         flags["use-distributed-optimizer"] = True
@@ -63,8 +61,8 @@ def layout_flags(
         flags.update(
             {"recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1}
         )
-    if vp_layers:
-        flags["num-layers-per-virtual-pipeline-stage"] = vp_layers
+    if fp8:
+        flags["fp8-format"] = "hybrid"
     return flags
 
 

@@ -28,6 +28,7 @@ from ..facts.models import PRESETS, preset
 from ..plan.api import plan
 from ..plan.config import ClusterConfig, ParallelConfig, model_from_args, normalize_args
 from ..plan.jobfile import job_dict, write_job_yaml
+from ..plan.layout import layout_flags
 
 GIB = 1024**3
 COLORS = {
@@ -282,29 +283,12 @@ class Calculator:
         return args
 
     def parallel_args(self) -> dict[str, Any]:
-        args: dict[str, Any] = {
-            "tensor-model-parallel-size": self.tp.value, "pipeline-model-parallel-size": self.pp.value,
-            "micro-batch-size": self.mbs.value, "global-batch-size": self.gbs.value, "bf16": True,
-        }  # fmt: skip
-        if self.cp.value > 1:
-            args["context-parallel-size"] = self.cp.value
-        if self.ep.value > 1:
-            args["expert-model-parallel-size"] = self.ep.value
-        if self.vp.value:
-            args["num-layers-per-virtual-pipeline-stage"] = self.vp.value
-        if self.sp.value:
-            args["sequence-parallel"] = True
-        if self.distopt.value:
-            args["use-distributed-optimizer"] = True
-        if self.recompute.value == "selective":
-            args["recompute-granularity"] = "selective"
-        elif self.recompute.value == "full":
-            args.update(
-                {"recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1}
-            )
-        if self.fp8.value:
-            args["fp8-format"] = "hybrid"
-        return args
+        return layout_flags(
+            tp=self.tp.value, pp=self.pp.value, cp=self.cp.value, ep=self.ep.value,
+            micro_batch_size=self.mbs.value, global_batch_size=self.gbs.value, vp_layers=self.vp.value or None,
+            sequence_parallel=self.sp.value, distributed_optimizer=self.distopt.value,
+            recompute=self.recompute.value, fp8=self.fp8.value,
+        )  # fmt: skip
 
     def args(self) -> dict[str, Any]:
         """The Megatron flags (job-YAML form) the calculator currently shows."""

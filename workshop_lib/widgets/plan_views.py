@@ -32,10 +32,18 @@ class LayoutExplorer:
     vocab_size: int | None = None  # the tokenizer's, used for `model` only (other presets keep theirs)
 
     def flags(self, *, model: str | None = None, **over: Any) -> dict[str, Any]:
-        """The Megatron flags of the default layout with ``over`` applied (layout_flags' names)."""
+        """The Megatron flags of the default layout with ``over`` applied (layout_flags' names).
+
+        Sequence parallel is kept only where TP > 1, so a variation such as ``tp=1`` compares the
+        layouts people would run rather than tripping the SP-needs-TP rule.
+        """
         name = model or self.model
-        vocab = self.vocab_size if name == self.model else None
-        return layout_flags(name, **{**self.layout, "vocab_size": vocab, **over})
+        layout = {**self.layout, **over}
+        layout["sequence_parallel"] = bool(layout.get("sequence_parallel")) and layout.get("tp", 1) > 1
+        flags = layout_flags(name, **layout)
+        if self.vocab_size and name == self.model:
+            flags["vocab-size"] = self.vocab_size
+        return flags
 
     def cluster(self, instance_type: str | None = None, nodes: int | None = None) -> ClusterConfig:
         node = instance(instance_type or self.instance_type)
