@@ -12,7 +12,6 @@ files the notebooks wrote, not from their outputs, so it says what really happen
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -131,16 +130,18 @@ def summarise(run: RunDir) -> dict[str, Any]:
     summary: dict[str, Any] = {"run_dir": str(run.root)}
 
     if run.dataset_info.exists():
-        info = json.loads(run.dataset_info.read_text())
+        from .data.dataset_info import read_dataset_info
+
+        info = read_dataset_info(run)
         summary["dataset"] = {k: info.get(k) for k in ("data_path", "documents", "tokens", "vocab_size")}
     else:
         summary["dataset"] = None
 
     summary["plan"] = None
     if run.job_yaml.exists():
-        import yaml
+        from .plan.jobfile import load_job_yaml
 
-        job = yaml.safe_load(run.job_yaml.read_text()) or {}
+        job = load_job_yaml(run.job_yaml) or {}
         args = job.get("args") or {}
         plan: dict[str, Any] = {
             "instance_type": job.get("instance_type"),
