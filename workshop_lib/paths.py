@@ -4,10 +4,12 @@ Each notebook hands the next what it needs through files under one run directory
 (``runs/workshop`` by default, or ``$WORKSHOP_RUN_DIR``), so any notebook can be re-run alone:
 
 =====================================  ==========================================
-``<run>/data/``                        01's indexed dataset and ``dataset.json``
+``<run>/data/``                        01's indexed datasets (domain, replay, held-out) and ``dataset.json``
 ``<run>/plan/job.yaml``                02's chosen config as the launch job YAML
+``<run>/base/``                        03's import of the base model (``workshop import-hf``)
 ``<run>/train/``                       03's logs (``train.log``) and ``checkpoints/``
-``<run>/monitor/``                     04's plots and reports
+``<run>/monitor/``                     04's plots, reports and ``evaluation.json``
+``<run>/export/hf/``                   04's export of the trained model (``workshop export-hf``)
 =====================================  ==========================================
 """
 
@@ -22,6 +24,14 @@ REPO_ROOT = PACKAGE_DIR.parent
 DATA_DIR = Path(os.environ.get("WORKSHOP_DATA_DIR", REPO_ROOT / "data"))
 SAMPLE_CORPUS = DATA_DIR / "techpulse_sample.jsonl"
 SAMPLE_TOKENIZER = DATA_DIR / "tokenizer"
+# Continued pre-training: the base model (a Hugging Face folder, trained on general text only), the
+# general corpus replayed beside the domain, and held-out text of both kinds that no run trains on.
+SAMPLE_BASE_MODEL = DATA_DIR / "base_model"
+SAMPLE_GENERAL_CORPUS = DATA_DIR / "general_sample.jsonl"
+SAMPLE_HELDOUT = {
+    "domain": DATA_DIR / "techpulse_heldout.jsonl",
+    "general": DATA_DIR / "general_heldout.jsonl",
+}
 DEFAULT_RUN_DIR = Path(os.environ.get("WORKSHOP_RUN_DIR", REPO_ROOT / "runs" / "workshop"))
 
 
@@ -39,6 +49,25 @@ class RunDir:
     def dataset_prefix(self) -> Path:
         """Prefix given to prep-data; the files are ``<prefix>_text_document.bin/.idx``."""
         return self.data / "techpulse"
+
+    @property
+    def general_prefix(self) -> Path:
+        """Prefix of the general (replay) corpus, tokenized with the same tokenizer."""
+        return self.data / "general"
+
+    def heldout_prefix(self, kind: str) -> Path:
+        """Prefix of a held-out set (``domain`` or ``general``) given to prep-data."""
+        return self.data / {"domain": "techpulse_heldout", "general": "general_heldout"}[kind]
+
+    @property
+    def base(self) -> Path:
+        """The imported base model: a Megatron checkpoint the training run starts from."""
+        return self.root / "base"
+
+    @property
+    def export_hf(self) -> Path:
+        """The trained model exported back to a Hugging Face folder."""
+        return self.root / "export" / "hf"
 
     @property
     def dataset_info(self) -> Path:
@@ -67,3 +96,8 @@ class RunDir:
     @property
     def monitor(self) -> Path:
         return self.root / "monitor"
+
+    @property
+    def evaluation(self) -> Path:
+        """Notebook 04's before/after evaluation (``workshop evaluate`` of the base and the trained model)."""
+        return self.monitor / "evaluation.json"

@@ -6,8 +6,9 @@ import struct
 from pathlib import Path
 from typing import Any
 
-from ..paths import SAMPLE_CORPUS, SAMPLE_TOKENIZER, RunDir
-from .dataset_info import dataset_info_from_summary, write_dataset_info
+from ..errors import UsageError
+from ..paths import SAMPLE_CORPUS, SAMPLE_GENERAL_CORPUS, SAMPLE_HELDOUT, SAMPLE_TOKENIZER, RunDir
+from .dataset_info import add_to_dataset_info, dataset_info_from_summary, write_dataset_info
 from .indexed import HEADER_BYTES, IndexedDatasetReader, idx_path, strip_suffix
 from .prep import output_prefix_for, prep_data
 from .tokenizer import TokenizerAdapter, load_tokenizer, set_threads
@@ -40,6 +41,59 @@ def prepare_dataset(
     summary = result.summary()
     summary["dataset_info"] = str(write_dataset_info(run, **dataset_info_from_summary(summary)))
     return summary
+
+
+def prepare_replay_and_heldout(
+    run_dir: str | Path | None = None,
+    tokenizer: str | Path | None = None,
+    workers: int | None = None,
+    *,
+    replay_weight: float = 0.2,
+    general_path: str | Path | None = None,
+    heldout_paths: dict[str, str | Path] | None = None,
+) -> dict[str, Any]:
+    """The other datasets of continued pre-training, tokenized like the domain corpus.
+
+    * the **general** corpus, replayed beside the domain so the base model does not forget what it
+      knew (``replay_weight`` of the samples; 5-30 % is the range continued-pre-training reports use);
+    * two **held-out** sets no run trains on, one of domain text and one of general text, which
+      ``workshop evaluate`` scores before and after training.
+
+    Writes ``<run>/data/general_text_document`` and the two ``*_heldout_text_document`` pairs, and adds
+    ``blend``, ``replay`` and ``heldout`` to dataset.json (run :func:`prepare_dataset` first). Returns
+    ``{"blend", "replay", "heldout", "summaries"}``.
+    """
+    if not 0.0 <= replay_weight < 1.0:
+        raise UsageError(f"replay_weight must be in [0, 1), got {replay_weight}")
+    if workers:
+        set_threads(workers)
+    run = resolve_run(run_dir)
+    tok = load_tokenizer("HuggingFaceTokenizer", tokenizer or SAMPLE_TOKENIZER)
+    held = {
+        **{k: str(v) for k, v in SAMPLE_HELDOUT.items()},
+        **{k: str(v) for k, v in (heldout_paths or {}).items()},
+    }
+    jobs = [("general", str(general_path or SAMPLE_GENERAL_CORPUS), run.general_prefix)] + [
+        (kind, held[kind], run.heldout_prefix(kind)) for kind in ("domain", "general")
+    ]
+    summaries, prefixes = {}, {}
+    for i, (kind, src, out) in enumerate(jobs):
+        name = "replay" if i == 0 else f"heldout_{kind}"
+        summaries[name] = prep_data([src], out, tok, append_eod_token=True).summary()
+        prefixes[name] = output_prefix_for(out, "text")
+    domain = dataset_prefix(run_dir)
+    blend = (
+        f"{1 - replay_weight:g} {domain} {replay_weight:g} {prefixes['replay']}"
+        if replay_weight > 0
+        else domain
+    )
+    fields = {
+        "blend": blend,
+        "replay": {"data_path": prefixes["replay"], "weight": replay_weight},
+        "heldout": {"domain": prefixes["heldout_domain"], "general": prefixes["heldout_general"]},
+    }
+    add_to_dataset_info(run, **fields)
+    return {**fields, "summaries": summaries}
 
 
 def dataset_prefix(run_dir: str | Path | None = None) -> str:

@@ -76,3 +76,19 @@ def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir) -> dict:
     if missing:
         raise UsageError(f"{path}: missing keys {', '.join(missing)}; re-run notebook 01")
     return info
+
+
+# Optional keys written by the continued-pre-training step of notebook 01 (readers ignore them when
+# absent): ``blend`` (the Megatron --data-path string: domain and replayed general text, weight first),
+# ``replay`` ({"data_path", "weight"}) and ``heldout`` ({"domain": prefix, "general": prefix}).
+CPT_KEYS = ("blend", "replay", "heldout")
+
+
+def add_to_dataset_info(target: str | os.PathLike[str] | RunDir, **fields) -> Path:
+    """Merge ``fields`` (of :data:`CPT_KEYS`) into an existing dataset.json, atomically."""
+    unknown = sorted(set(fields) - set(CPT_KEYS))
+    if unknown:
+        raise ValueError(f"not dataset.json keys: {unknown}")
+    info = read_dataset_info(target)
+    info.update(fields)
+    return atomic_write_text(_info_path(target), json.dumps(info, indent=2) + "\n")

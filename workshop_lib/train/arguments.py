@@ -219,6 +219,12 @@ def build_parser() -> argparse.ArgumentParser:
     _bool_flag(g, "--no-save-optim", "do not save optimizer state")
     _bool_flag(g, "--no-save-rng", "do not save RNG state")
     _bool_flag(g, "--finetune", "load weights only and start at iteration 0")
+    g.add_argument(
+        "--pretrained-checkpoint",
+        type=str,
+        default=None,
+        help="start from these weights (workshop import-hf's --save) when --load holds no checkpoint yet",
+    )
     g.add_argument("--ckpt-format", choices=("torch_dist",), default="torch_dist")
 
     g = p.add_argument_group("logging and evaluation")

@@ -205,6 +205,7 @@ def load_checkpoint(args: argparse.Namespace, model, optimizer, scheduler, cuda:
     if "rng_state" in loaded and with_rng:
         _set_rng_state(loaded["rng_state"][0], cuda)
     if args.finetune:
+        optimizer.reload_model_params()  # fp32 main params are copies: refresh them from the weights
         return TrainState()
     return TrainState(**loaded["train_state"])
 
@@ -218,3 +219,269 @@ def _saved_keys(ckpt: Path) -> set[str]:
     except Exception:  # noqa: BLE001 - older layouts: assume the RNG state is there
         return {"rng_state"}
     return {k.split("/")[0] for k in meta}
+
+
+# --- Starting from someone else's weights (continued pre-training) --------------------------------
+
+MODEL_META = "workshop_model.json"
+"""Written by ``workshop import-hf`` beside an imported checkpoint: the model's flags and vocabulary."""
+META_MAX_BYTES = 4 << 20
+
+# The flags that fix the shapes of a GPT model's tensors, with how a reader names them.
+SHAPE_FLAGS: tuple[tuple[str, str], ...] = (
+    ("num_layers", "--num-layers"),
+    ("hidden_size", "--hidden-size"),
+    ("ffn_hidden_size", "--ffn-hidden-size"),
+    ("num_attention_heads", "--num-attention-heads"),
+    ("num_query_groups", "--num-query-groups"),
+    ("kv_channels", "--kv-channels"),
+    ("swiglu", "--swiglu"),
+    ("normalization", "--normalization"),
+    ("position_embedding_type", "--position-embedding-type"),
+    ("untie_embeddings_and_output_weights", "--untie-embeddings-and-output-weights"),
+    ("disable_bias_linear", "--disable-bias-linear"),
+    ("add_qkv_bias", "--add-qkv-bias"),
+    ("qk_layernorm", "--qk-layernorm"),
+    ("num_experts", "--num-experts"),
+    ("moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
+)
+
+
+@dataclass
+class Start:
+    """Where a run's weights come from: its own checkpoint (resume) or a pretrained one (weights only)."""
+
+    kind: str  # "resume" | "pretrained"
+    root: Path
+    ckpt: Path
+    saved: dict  # the checkpoint's model flags (dest name -> value), possibly empty
+    source: str  # where ``saved`` was read from, for messages
+    vocab_size: int | None  # the model's (unpadded) vocabulary, when the checkpoint says it
+
+
+def resolve_start(args: argparse.Namespace) -> Start | None:
+    """Resume from ``--load`` when it holds a checkpoint, else start from ``--pretrained-checkpoint``.
+
+    This is Megatron-LM's rule: a restarted continued-pre-training job (a pod rescheduled after a
+    node failure) must pick up its own latest checkpoint, not the base model again, so ``--load``
+    wins whenever its marker exists.
+    """
+    if args.load and read_tracker(args.load) is not None:
+        root, kind = Path(args.load), "resume"
+    elif getattr(args, "pretrained_checkpoint", None):
+        root, kind = Path(args.pretrained_checkpoint), "pretrained"
+        if read_tracker(root) is None:
+            from ..errors import UsageError
+
+            raise UsageError(
+                f"--pretrained-checkpoint {root}: no {TRACKER} there; give the folder `workshop import-hf "
+                "--save` wrote (or a --save folder of an earlier run)"
+            )
+    else:
+        return None
+    iteration = read_tracker(root)
+    ckpt = iteration_dir(root, iteration)
+    if not ckpt.is_dir() and (root / "release").is_dir():
+        ckpt = root / "release"
+    if not ckpt.is_dir():
+        from ..errors import UsageError
+
+        raise UsageError(f"{root / TRACKER} names iteration {iteration} but {ckpt} is missing")
+    saved, source, vocab = _saved_model_flags(root, ckpt)
+    return Start(kind, root, ckpt, saved, source, vocab)
+
+
+def _saved_model_flags(root: Path, ckpt: Path) -> tuple[dict, str, int | None]:
+    """The model flags a checkpoint was made with: ``workshop_model.json`` (import-hf) or the ``args``
+    the trainer stores in every checkpoint's common state."""
+    import json
+
+    meta = root / MODEL_META
+    if meta.is_file():
+        from ..errors import UsageError
+
+        if meta.stat().st_size > META_MAX_BYTES:
+            raise UsageError(f"{meta}: larger than {META_MAX_BYTES >> 20} MiB; not a model description")
+        try:
+            doc = json.loads(meta.read_text(encoding="utf-8"))
+            flags = [str(t) for t in doc["megatron_flags"]]
+        except (ValueError, KeyError, TypeError) as exc:
+            raise UsageError(f"{meta}: not a model description ({exc}); re-run workshop import-hf") from None
+        ns = model_namespace(flags)
+        saved = {k: getattr(ns, k, None) for k, _ in SHAPE_FLAGS}
+        if doc.get("padded_vocab_size"):
+            saved["padded_vocab_size"] = int(doc["padded_vocab_size"])
+        vocab = doc.get("vocab_size")
+        return saved, str(meta), int(vocab) if isinstance(vocab, int) else None
+    try:
+        from megatron.core import dist_checkpointing
+
+        common = dist_checkpointing.load_common_state_dict(str(ckpt))
+    except Exception:  # noqa: BLE001 - a checkpoint without common state: the shape check still runs
+        return {}, str(ckpt), None
+    saved_args = common.get("args") or {}
+    saved = {k: saved_args[k] for k, _ in SHAPE_FLAGS if k in saved_args}
+    if "padded_vocab_size" in saved_args:
+        saved["padded_vocab_size"] = saved_args["padded_vocab_size"]
+    vocab = saved_args.get("vocab_size")
+    return saved, f"{ckpt} (the flags saved with it)", int(vocab) if isinstance(vocab, int) else None
+
+
+def model_namespace(flags: list[str]) -> argparse.Namespace:
+    """The trainer's flags (defaults filled and derived values set, as for a run) from argv tokens."""
+    from .arguments import _normalize, build_parser
+
+    ns, _rest = build_parser().parse_known_args(flags)
+    _normalize(ns)
+    return ns
+
+
+def _show(flag: str, value) -> str:
+    if isinstance(value, bool):
+        return flag if value else f"no {flag}"
+    return f"{flag} {value}"
+
+
+def check_model_flags(args: argparse.Namespace, start: Start) -> None:
+    """Refuse, before any step, flags that describe another model than the checkpoint holds.
+
+    Names the first flag that differs and its value in the checkpoint, which is what a user needs
+    to fix (a shape error from deep inside dist_checkpointing names a tensor, not a flag).
+    """
+    from ..errors import UsageError
+
+    for key, flag in SHAPE_FLAGS:
+        if key not in start.saved:
+            continue
+        ours, theirs = getattr(args, key, None), start.saved[key]
+        if key == "moe_ffn_hidden_size" and not (args.num_experts or start.saved.get("num_experts")):
+            continue
+        if (
+            bool(ours) != bool(theirs)
+            if isinstance(theirs, bool) or isinstance(ours, bool)
+            else ours != theirs
+        ):
+            raise UsageError(
+                f"{start.root}: the flags describe another model than the checkpoint: {_show(flag, ours)} "
+                f"here, {_show(flag, theirs)} in the checkpoint ({start.source}); use the checkpoint's model flags"
+            )
+    theirs = start.saved.get("padded_vocab_size")
+    if theirs and args.padded_vocab_size != theirs:
+        raise UsageError(
+            f"{start.root}: the padded vocabulary is {args.padded_vocab_size} rows here (tokenizer or "
+            f"--vocab-size, padded to --make-vocab-size-divisible-by x TP) but {theirs} in the checkpoint "
+            f"({start.source}); use the model's tokenizer and its --vocab-size"
+            + (f" {start.vocab_size}" if start.vocab_size else "")
+        )
+
+
+def check_shapes(model, start: Start) -> None:
+    """Compare every tensor this rank would load with the checkpoint's global shapes (the safety net
+    under :func:`check_model_flags`, for checkpoints whose flags are not recorded)."""
+    from megatron.core import dist_checkpointing
+    from megatron.core.dist_checkpointing.dict_utils import nested_values
+    from megatron.core.dist_checkpointing.mapping import ShardedTensor, apply_factories
+
+    from ..errors import UsageError
+
+    saved = dist_checkpointing.load_tensors_metadata(str(start.ckpt))
+    for chunk in unwrap(model):
+        sd = chunk.sharded_state_dict()
+        apply_factories(sd)
+        for st in nested_values(sd):
+            if not isinstance(st, ShardedTensor) or st.key.endswith("_extra_state"):
+                continue
+            got = saved.get(st.key)
+            if got is None:
+                raise UsageError(
+                    f"{start.ckpt}: has no tensor {st.key} that these flags build ({_hint(st.key)}); "
+                    "use the checkpoint's model flags"
+                )
+            if tuple(got.global_shape) != tuple(st.global_shape):
+                raise UsageError(
+                    f"{start.ckpt}: {st.key} is {tuple(got.global_shape)} in the checkpoint but "
+                    f"{tuple(st.global_shape)} with these flags ({_hint(st.key)})"
+                )
+
+
+def _hint(key: str) -> str:
+    """The flags that set a tensor's shape, from its megatron-core name."""
+    for part, flags in (
+        ("word_embeddings", "vocabulary (tokenizer/--vocab-size) and --hidden-size"),
+        ("output_layer", "--untie-embeddings-and-output-weights, vocabulary, --hidden-size"),
+        ("linear_qkv.bias", "--add-qkv-bias"),
+        ("linear_qkv", "--num-attention-heads, --num-query-groups, --kv-channels, --hidden-size"),
+        ("linear_proj", "--num-attention-heads, --kv-channels, --hidden-size"),
+        ("router", "--num-experts"),
+        ("experts", "--num-experts, --moe-ffn-hidden-size"),
+        ("linear_fc1", "--ffn-hidden-size, --swiglu"),
+        ("linear_fc2", "--ffn-hidden-size"),
+        ("layernorm", "--normalization, --qk-layernorm"),
+        ("layers.", "--num-layers"),
+    ):
+        if part in key:
+            return "set by " + flags
+    return "see the checkpoint's model flags"
+
+
+def load_pretrained(args: argparse.Namespace, model, optimizer, scheduler, start: Start, cuda: bool) -> None:
+    """Weights only, as Megatron-LM's ``--pretrained-checkpoint`` / ``--finetune``: no optimizer
+    state, no RNG, no iteration; the run starts at iteration 0 with its own LR warm-up."""
+    from megatron.core import dist_checkpointing
+
+    check_shapes(model, start)
+    state = _sharded_state_dict(
+        model, None, scheduler, TrainState(), args, cuda, loading=True, with_optim=False, with_rng=False
+    )
+    state = {k: v for k, v in state.items() if k.startswith("model")}
+    loaded = dist_checkpointing.load(state, str(start.ckpt))
+    chunks = unwrap(model)
+    if len(chunks) == 1:
+        chunks[0].load_state_dict(loaded["model"], strict=True)
+    else:
+        for i, chunk in enumerate(chunks):
+            chunk.load_state_dict(loaded[f"model{i}"], strict=True)
+    optimizer.reload_model_params()  # fp32 main params are copies: refresh them from the weights
+
+
+TOKENIZER_MAX_BYTES = 64 << 20
+
+
+def _hf_vocab(path: Path) -> dict | None:
+    """token -> id of a Hugging Face ``tokenizer.json`` (file or folder), None when there is none."""
+    import json
+
+    f = path / "tokenizer.json" if path.is_dir() else path
+    if f.name != "tokenizer.json" or not f.is_file() or f.stat().st_size > TOKENIZER_MAX_BYTES:
+        return None
+    try:
+        doc = json.loads(f.read_text(encoding="utf-8"))
+        vocab = dict(doc["model"]["vocab"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    for tok in doc.get("added_tokens") or []:
+        if isinstance(tok, dict) and "content" in tok and "id" in tok:
+            vocab[tok["content"]] = tok["id"]
+    return vocab
+
+
+def check_tokenizer(args: argparse.Namespace, start: Start) -> None:
+    """Refuse a tokenizer that is not the model's own (``import-hf`` copies it to ``<root>/tokenizer``).
+
+    Two tokenizers of the same size give no shape error, yet every id means another string: the run
+    would train on noise. Compared token by token, not by size.
+    """
+    from ..errors import UsageError
+
+    if args.tokenizer_type != "HuggingFaceTokenizer" or not args.tokenizer_model:
+        return
+    theirs = _hf_vocab(start.root / "tokenizer")
+    ours = _hf_vocab(Path(args.tokenizer_model))
+    if theirs is None or ours is None or theirs == ours:
+        return
+    differ = sum(1 for tok, i in ours.items() if theirs.get(tok) != i)
+    raise UsageError(
+        f"--tokenizer-model {args.tokenizer_model} is not the tokenizer of the model in {start.root}: "
+        f"{differ} of its {len(ours)} tokens map to other ids; tokenize with {start.root / 'tokenizer'} "
+        "(workshop prep-data --tokenizer-model ...) and train with it"
+    )

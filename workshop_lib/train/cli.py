@@ -22,6 +22,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("flags", nargs=argparse.REMAINDER, help="-- then Megatron-LM training flags")
     p.set_defaults(func=_train)
 
+    e = sub.add_parser(
+        "evaluate",
+        help="loss and perplexity of a checkpoint's model on held-out datasets",
+        description="Score every token of each dataset once (consecutive --seq-length windows) with the "
+        "model a checkpoint holds (workshop train's --save or workshop import-hf's --save), so a base "
+        "model and its continued pre-training are compared on the same tokens.",
+    )
+    e.add_argument("--load", required=True, help="checkpoint folder (with latest_checkpointed_iteration.txt)")
+    e.add_argument(
+        "--data-path", nargs="+", required=True, metavar="PREFIX", help="prep-data output prefixes"
+    )
+    e.add_argument(
+        "--seq-length", type=int, default=None, help="window length (default: the model's positions)"
+    )
+    e.add_argument("--eval-iters", type=int, default=None, help="score only the first N micro-batches")
+    e.add_argument("--micro-batch-size", type=int, default=8, help="windows per forward pass")
+    e.add_argument("--json", action="store_true", help="print one JSON object")
+    e.set_defaults(func=_evaluate)
+
 
 def _train(args: argparse.Namespace) -> int:
     from ..errors import UsageError
@@ -40,3 +59,21 @@ def _train(args: argparse.Namespace) -> int:
         master_addr=args.master_addr,
         master_port=args.master_port,
     )
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from ..cli import print_json
+    from .evaluate import evaluate, format_table
+
+    result = evaluate(
+        args.load,
+        list(args.data_path),
+        seq_length=args.seq_length,
+        eval_iters=args.eval_iters,
+        micro_batch_size=args.micro_batch_size,
+    )
+    if args.json:
+        print_json(result)
+    else:
+        print(format_table(result))
+    return 0

@@ -192,8 +192,24 @@ class Trainer:
         self.checkpointing = checkpointing
         t0 = time.time()
         seed_everything(args.seed, cuda=self.device.cuda)
-        self.tokenizer = build_tokenizer(args)
+        start = checkpointing.resolve_start(args)
+        adopted = False
+        if start and start.vocab_size and args.vocab_size is None and args.tokenizer_type != "NullTokenizer":
+            args.vocab_size, adopted = start.vocab_size, True  # the model's rows may exceed the tokenizer's
+        if start:
+            checkpointing.check_tokenizer(args, start)
+        try:
+            self.tokenizer = build_tokenizer(args)
+        except UsageError as exc:
+            if not adopted:
+                raise
+            raise UsageError(
+                f"the tokenizer does not fit the model in {start.root} ({start.vocab_size} tokens): {exc}; "
+                f"use the model's own tokenizer ({start.root / 'tokenizer'})"
+            ) from None
         args.padded_vocab_size = model.padded_vocab_size(self.tokenizer.vocab_size, args)
+        if start:
+            checkpointing.check_model_flags(args, start)
         if not args.mock_data:
             summary = data.check_split_plan(args)
         _print_rank0(
@@ -216,7 +232,17 @@ class Trainer:
             )
         self.optimizer, self.scheduler = _optimizer(args, self.model)
         self.state = checkpointing.TrainState()
-        if args.load:
+        if start and start.kind == "pretrained":
+            checkpointing.load_pretrained(
+                args, self.model, self.optimizer, self.scheduler, start, self.device.cuda
+            )
+            _print_rank0(
+                f"  loaded pretrained weights from {start.ckpt} (weights only: iteration 0, "
+                "fresh optimizer and learning-rate schedule)"
+            )
+        elif args.load:
+            if start:
+                checkpointing.check_shapes(self.model, start)
             loaded = checkpointing.load_checkpoint(
                 args, self.model, self.optimizer, self.scheduler, self.device.cuda
             )

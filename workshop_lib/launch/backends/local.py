@@ -60,12 +60,60 @@ def read_dataset_info(run: RunDir) -> dict[str, Any]:
         ) from None
 
 
+# Flags of an imported base model that do not fix its shape: the local run keeps its own for these.
+_BASE_SKIP = ("seq-length", "micro-batch-size", "global-batch-size", "tensor-model-parallel-size",
+              "pipeline-model-parallel-size", "expert-model-parallel-size")  # fmt: skip
+
+
+def base_model_args(run: RunDir) -> dict[str, Any] | None:
+    """The imported base model's flags (``<run>/base/workshop_model.json``), in job-YAML form, or None.
+
+    Continued pre-training must train exactly the model it starts from, so when notebook 03 has
+    imported a base model these flags replace the tiny model's size (and the job's architecture flags).
+    """
+    from ...plan.jobfile import args_from_tokens
+
+    meta = run.base / "workshop_model.json"
+    if not meta.is_file():
+        return None
+    try:
+        tokens = json.loads(meta.read_text(encoding="utf-8"))["megatron_flags"]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise UsageError(f"{meta}: not a model description ({exc}); re-run workshop import-hf") from None
+    pairs: list[str] = []
+    for tok in map(str, tokens):  # argv tokens ("--num-layers", "4") -> job-YAML form
+        if tok.startswith("--") or not pairs:
+            pairs.append(tok)
+        else:
+            pairs[-1] = f"{pairs[-1]}={tok}"
+    return {k: v for k, v in args_from_tokens(pairs).items() if k not in _BASE_SKIP}
+
+
 def local_args(
-    job_args: Mapping[str, Any], dataset: Mapping[str, Any], run: RunDir, train_iters: int
+    job_args: Mapping[str, Any],
+    dataset: Mapping[str, Any],
+    run: RunDir,
+    train_iters: int,
+    base: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The job's flags scaled to the tiny local run (pure; a dict in job-YAML form)."""
+    """The job's flags scaled to the tiny local run (pure; a dict in job-YAML form).
+
+    With ``base`` (:func:`base_model_args`), the run continues pre-training that model: its flags
+    set the model, ``--pretrained-checkpoint`` points at ``<run>/base``, and the sequence fits the
+    model's positions.
+    """
     args: dict[str, Any] = {k: job_args[k] for k in KEEP if k in job_args}
     args.update(TINY)
+    if base:
+        for key in ("num-layers", "hidden-size", "num-attention-heads", "max-position-embeddings"):
+            args.pop(key, None)
+        for key in KEEP:
+            if key in ("position-embedding-type", "normalization", "swiglu", "disable-bias-linear",
+                       "untie-embeddings-and-output-weights", "init-method-std"):  # fmt: skip
+                args.pop(key, None)
+        args.update(base)
+        args["seq-length"] = min(int(TINY["seq-length"]), int(base.get("max-position-embeddings") or 1 << 30))
+        args["pretrained-checkpoint"] = str(run.base)
     tp = 2 if int(job_args.get("tensor-model-parallel-size", 1) or 1) >= 2 else 1
     args["tensor-model-parallel-size"] = tp
     if tp > 1 and job_args.get("sequence-parallel"):
@@ -79,7 +127,7 @@ def local_args(
             "eval-interval": max(1, train_iters // 2),
             "eval-iters": 2,
             "split": "90,10,0",
-            "data-path": dataset["data_path"],
+            "data-path": dataset.get("blend") or dataset["data_path"],
             "tokenizer-type": dataset.get("tokenizer_type", "HuggingFaceTokenizer"),
             "tokenizer-model": dataset["tokenizer_model"],
             "save": str(run.checkpoints),
@@ -121,7 +169,11 @@ class LocalBackend:
         """The argv: the train room's torchrun command with the scaled flags."""
         from ...train.launcher import torchrun_command
 
-        flags = flag_tokens(local_args(job.args, read_dataset_info(self.run), self.run, self.train_iters))
+        flags = flag_tokens(
+            local_args(
+                job.args, read_dataset_info(self.run), self.run, self.train_iters, base_model_args(self.run)
+            )
+        )
         return torchrun_command(self.nproc, flags)
 
     def environment(self) -> dict[str, str]:
