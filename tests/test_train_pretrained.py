@@ -16,7 +16,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 pytestmark = pytest.mark.slow
@@ -76,7 +75,9 @@ def world(tmp_path_factory):
 
 
 def _evaluate(cli_proc, load: Path, *data: str, extra: tuple[str, ...] = ()) -> dict:
-    r = cli_proc("evaluate", "--load", str(load), "--data-path", *data, "--seq-length", "64", *extra, "--json")
+    r = cli_proc(
+        "evaluate", "--load", str(load), "--data-path", *data, "--seq-length", "64", *extra, "--json"
+    )
     assert r.code == 0, r.err[-2000:]
     return r.json()
 
@@ -165,8 +166,9 @@ def test_evaluate_scores_every_token_once_and_honours_eval_iters(world, cli_proc
     assert held["tokens"] == total - 1  # every token but the first is predicted exactly once
     assert held["perplexity"] == pytest.approx(2.718281828 ** held["loss"], rel=1e-6)
     assert again["loss"] == held["loss"]  # the same tokens give the same figure
-    part = _evaluate(cli_proc, world["root"] / "A", world["held"], extra=("--eval-iters", "1",
-                                                                             "--micro-batch-size", "2"))
+    part = _evaluate(
+        cli_proc, world["root"] / "A", world["held"], extra=("--eval-iters", "1", "--micro-batch-size", "2")
+    )
     assert part["results"][0]["tokens"] == 2 * 64
 
 
