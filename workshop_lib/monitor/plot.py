@@ -211,3 +211,34 @@ def plot_training(
         save_figure(fig, out, dpi=90)
         plt.close(fig)
     return fig
+
+
+def plot_evaluation(evaluation: dict, ax=None):
+    """Held-out loss of the base and the trained model, per set (``before_after``'s rows), as bars.
+
+    The picture continued pre-training is judged by: the domain bar should drop, the general bar
+    should stay where it was (replay keeps it there).
+    """
+    import matplotlib.pyplot as plt
+
+    rows = evaluation["rows"]
+    sets = list(dict.fromkeys(r["set"] for r in rows))
+    models = list(dict.fromkeys(r["model"] for r in rows))
+    loss = {(r["model"], r["set"]): r["loss"] for r in rows}
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.2))
+    width = 0.8 / max(1, len(models))
+    colours = {"base": "#8C8C8C", "trained": "#4C72B0"}
+    for i, model in enumerate(models):
+        xs = [j + (i - (len(models) - 1) / 2) * width for j in range(len(sets))]
+        ys = [loss.get((model, s), math.nan) for s in sets]
+        bars = ax.bar(xs, ys, width, label=model, color=colours.get(model))
+        for bar, y in zip(bars, ys, strict=True):
+            ax.annotate(
+                f"{y:.2f}", (bar.get_x() + bar.get_width() / 2, y), ha="center", va="bottom", fontsize=8
+            )
+    ax.set_xticks(range(len(sets)), [f"held-out {s}" for s in sets])
+    ax.set_ylabel("loss (nats per token)")
+    ax.set_title(f"before and after continued pre-training (seq length {evaluation.get('seq_length')})")
+    ax.legend()
+    return ax

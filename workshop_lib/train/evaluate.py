@@ -22,6 +22,7 @@ import json
 import math
 import os
 import time
+from pathlib import Path
 
 from ..errors import UsageError
 
@@ -258,3 +259,44 @@ def format_table(result: dict) -> str:
             f"  {r['data_path']:<{width}}  {r['loss']:8.4f}  {r['perplexity']:10.2f}  {r['tokens']:9d}"
         )
     return "\n".join(lines)
+
+
+def before_after(run_dir=None, *, seq_length: int | None = None) -> dict:
+    """Notebook 04's question: the base model and the trained one on the held-out domain and general
+    text (``dataset.json``'s ``heldout``), written to ``<run>/monitor/evaluation.json``.
+
+    Returns ``{"seq_length", "rows": [{"model", "set", "loss", "perplexity", "tokens"}], "domain_change",
+    "general_change"}``; a change is trained minus base loss (negative: the model got better).
+    """
+    from ..data.dataset_info import read_dataset_info
+    from ..fsutil import atomic_write_text
+    from ..paths import DEFAULT_RUN_DIR, RunDir
+
+    run = RunDir(Path(run_dir)) if run_dir else RunDir(DEFAULT_RUN_DIR)
+    info = read_dataset_info(run)
+    held = info.get("heldout")
+    if not held:
+        raise UsageError(
+            f"{run.dataset_info}: no held-out sets; run notebook 01 to the end (replay and held-out)"
+        )
+    for what, path in (("base model", run.base), ("trained model", run.checkpoints)):
+        if not (path / "latest_checkpointed_iteration.txt").is_file():
+            raise UsageError(f"{path}: no {what} checkpoint; run notebook 03 first")
+    sets = [("domain", held["domain"]), ("general", held["general"])]
+    rows = []
+    for model, path in (("base", run.base), ("trained", run.checkpoints)):
+        res = evaluate(path, [p for _, p in sets], seq_length=seq_length)
+        seq_length = res["seq_length"]
+        for (name, _), r in zip(sets, res["results"], strict=True):
+            rows.append({"model": model, "set": name, "loss": r["loss"], "perplexity": r["perplexity"],
+                         "tokens": r["tokens"], "checkpoint": res["checkpoint"]})  # fmt: skip
+    loss = {(r["model"], r["set"]): r["loss"] for r in rows}
+    out = {
+        "seq_length": seq_length,
+        "rows": rows,
+        "domain_change": loss[("trained", "domain")] - loss[("base", "domain")],
+        "general_change": loss[("trained", "general")] - loss[("base", "general")],
+    }
+    run.monitor.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(run.evaluation, json.dumps(out, indent=2) + "\n")
+    return out
