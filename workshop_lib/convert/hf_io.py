@@ -80,7 +80,7 @@ class HFWeights:
                     f"{self.folder}: {len(files)} safetensors files exceed the limit of {MAX_SHARDS}"
                 )
             for f in files:
-                for name in self._open(f):
+                for name in self._open(f).keys():  # noqa: SIM118 - safe_open is not iterable
                     if name in self.where:
                         raise UsageError(f"{f}: tensor {name!r} is also in {self.where[name].name}")
                     self.where[name] = f

@@ -54,24 +54,7 @@ def _qkv(spec: hfconfig.ModelSpec, q: torch.Tensor, k: torch.Tensor, v: torch.Te
 
 def _check_source_shapes(spec: hfconfig.ModelSpec, weights: HFWeights) -> dict[str, torch.dtype]:
     """Every source tensor has the shape the config implies (header only); returns dtypes by name."""
-    H, F, V = spec.hidden_size, spec.ffn_hidden_size, spec.vocab_size
-    N, G, D = spec.num_attention_heads, spec.num_query_groups, spec.kv_channels
-    want: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
-    if not spec.tied:
-        want["lm_head.weight"] = (V, H)
-    for i in range(spec.num_layers):
-        n = layout._layer_names(spec, i)
-        want.update({n["in_norm"]: (H,), n["post_norm"]: (H,), n["q"]: (N * D, H), n["k"]: (G * D, H)})
-        want.update({n["v"]: (G * D, H), n["o"]: (H, N * D)})
-        if spec.qkv_bias:
-            want.update({n["qb"]: (N * D,), n["kb"]: (G * D,), n["vb"]: (G * D,)})
-        if spec.num_experts:
-            want[n["router"]] = (spec.num_experts, H)
-            for e in range(spec.num_experts):
-                w1, w3, w2 = layout.expert_names(i, e)
-                want.update({w1: (F, H), w3: (F, H), w2: (H, F)})
-        else:
-            want.update({n["gate"]: (F, H), n["up"]: (F, H), n["down"]: (H, F)})
+    want = layout.hf_shapes(spec)
     weights.check_names(want, optional=("lm_head.weight",) if spec.tied else ())
     dtypes = {}
     for name, shape in want.items():

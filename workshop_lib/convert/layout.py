@@ -204,10 +204,24 @@ def extra_state_keys(spec: ModelSpec) -> list[str]:
     return keys
 
 
-def hf_tensor_names(spec: ModelSpec) -> list[str]:
-    """Every tensor a Hugging Face checkpoint of this model holds (the tied lm_head excluded)."""
-    names: list[str] = []
-    for e in entries(spec, spec.vocab_size):
-        for p in e.pieces:
-            names.extend(p.source)
-    return names
+def hf_shapes(spec: ModelSpec) -> dict[str, tuple[int, ...]]:
+    """Every tensor a Hugging Face checkpoint of this model holds, with its shape (tied: no lm_head)."""
+    H, F, V = spec.hidden_size, spec.ffn_hidden_size, spec.vocab_size
+    N, G, D = spec.num_attention_heads, spec.num_query_groups, spec.kv_channels
+    want: dict[str, tuple[int, ...]] = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not spec.tied:
+        want["lm_head.weight"] = (V, H)
+    for i in range(spec.num_layers):
+        n = _layer_names(spec, i)
+        want.update({n["in_norm"]: (H,), n["post_norm"]: (H,), n["q"]: (N * D, H), n["k"]: (G * D, H)})
+        want.update({n["v"]: (G * D, H), n["o"]: (H, N * D)})
+        if spec.qkv_bias:
+            want.update({n["qb"]: (N * D,), n["kb"]: (G * D,), n["vb"]: (G * D,)})
+        if spec.num_experts:
+            want[n["router"]] = (spec.num_experts, H)
+            for e in range(spec.num_experts):
+                w1, w3, w2 = expert_names(i, e)
+                want.update({w1: (F, H), w3: (F, H), w2: (H, F)})
+        else:
+            want.update({n["gate"]: (F, H), n["up"]: (F, H), n["down"]: (H, F)})
+    return want
