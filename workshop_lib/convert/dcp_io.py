@@ -116,8 +116,12 @@ def write_checkpoint(
     """Write a complete torch_dist checkpoint folder (which must exist and be empty)."""
     from torch.distributed.checkpoint.state_dict_saver import save
 
+    import warnings
+
     writer = FileSystemWriter(str(folder), single_file_per_rank=False, sync_files=True, thread_count=1)
-    save({}, storage_writer=writer, planner=LazySavePlanner(blocks, objects, on_written), no_dist=True)
+    with warnings.catch_warnings():  # "assuming the intent is to save in a single process": it is
+        warnings.simplefilter("ignore", UserWarning)
+        save({}, storage_writer=writer, planner=LazySavePlanner(blocks, objects, on_written), no_dist=True)
     torch.save(common, folder / "common.pt")
     (folder / "metadata.json").write_text(json.dumps(MCORE_METADATA))
 
