@@ -114,9 +114,9 @@ def write_checkpoint(
     on_written: Callable[[Block], None],
 ) -> None:
     """Write a complete torch_dist checkpoint folder (which must exist and be empty)."""
-    from torch.distributed.checkpoint.state_dict_saver import save
-
     import warnings
+
+    from torch.distributed.checkpoint.state_dict_saver import save
 
     writer = FileSystemWriter(str(folder), single_file_per_rank=False, sync_files=True, thread_count=1)
     with warnings.catch_warnings():  # "assuming the intent is to save in a single process": it is
