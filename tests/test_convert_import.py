@@ -88,6 +88,13 @@ def imported(tmp_path_factory):
                 if n.endswith(("norm.weight", "bias")):
                     p.copy_(1 + 0.1 * torch.randn_like(p) if "norm" in n else 0.1 * torch.randn_like(p))
         m.save_pretrained(root / f"hf_{name}")
+        if name == "llama31":  # the Hub's spelling (transformers 5 saved rope_parameters)
+            cfg_path = root / f"hf_{name}" / "config.json"
+            cfg = json.loads(cfg_path.read_text())
+            params = cfg.pop("rope_parameters")
+            cfg["rope_theta"] = params.pop("rope_theta")
+            cfg["rope_scaling"] = params
+            cfg_path.write_text(json.dumps(cfg))
         models[name] = m
     for name, tp in JOBS:
         imports[name] = import_hf(root / f"hf_{name}", root / f"mg_{name}_tp{tp}", tp=tp)

@@ -215,6 +215,23 @@ def _rope(cfg: dict, src: str) -> tuple[float, dict | None]:
             raise UsageError(f"{src}: rope_parameters has no 'rope_theta'")
         theta = params.get("rope_theta", cfg.get("rope_theta"))
         scaling = {k: v for k, v in params.items() if k != "rope_theta"}
+        legacy = cfg.get("rope_scaling")
+        if (
+            legacy is not None
+            and legacy != {}
+            and (
+                not isinstance(legacy, dict)
+                or any(
+                    scaling.get(k) != v
+                    for k, v in legacy.items()
+                    if k not in ("type", "rope_type", "rope_theta")
+                )
+                or legacy.get("rope_type", legacy.get("type")) != scaling.get("rope_type")
+            )
+        ):
+            raise UsageError(
+                f"{src}: rope_parameters and rope_scaling disagree ({params} vs {legacy}); keep one of them"
+            )
     elif params is not None:
         raise UsageError(
             f"{src}: 'rope_parameters' is per-layer-type ({type(params).__name__}); only one set is supported"
