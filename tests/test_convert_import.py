@@ -202,3 +202,81 @@ def test_description_and_layout(imported):
     )
     for name, m in world["models"].items():
         assert world["imports"][name]["parameters"] == sum(p.numel() for p in m.parameters()), name
+
+
+def _train_zero_lr(load: str, save: Path, tp: int, pp: int) -> None:
+    """One trainer iteration at lr 0 from ``load`` (weights unchanged), saved with optimizer state."""
+    desc = json.loads((Path(load) / "workshop_model.json").read_text())
+    flags = [
+        *desc["megatron_flags"],
+        "--tensor-model-parallel-size", str(tp), "--pipeline-model-parallel-size", str(pp),
+        "--seq-length", "32", "--micro-batch-size", "1", "--global-batch-size", str(2 // (tp * pp)),
+        "--train-iters", "1", "--lr", "0", "--mock-data", "--tokenizer-type", "NullTokenizer",
+        "--load", load, "--no-load-rng", "--save", str(save), "--eval-iters", "0", "--log-interval", "1",
+        "--num-workers", "0",
+    ]  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "2", "--", *flags],
+        capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def _assert_same_weights(out: Path, src: Path, skip_vocab_rows: int | None = None) -> None:
+    from safetensors import safe_open
+
+    with safe_open(str(src / "model.safetensors"), "pt") as f:
+        want = {k: f.get_tensor(k) for k in f.keys()}  # noqa: SIM118
+    index = json.loads((out / "model.safetensors.index.json").read_text())
+    assert set(index["weight_map"]) == set(want)
+    for k, file in index["weight_map"].items():
+        with safe_open(str(out / file), "pt") as f:
+            got = f.get_tensor(k)
+        if skip_vocab_rows is not None and k in ("model.embed_tokens.weight", "lm_head.weight"):
+            assert torch.equal(got[: want[k].shape[0]], want[k]) and not got[want[k].shape[0] :].any(), k
+        else:
+            assert torch.equal(got, want[k]), k
+
+
+@pytest.mark.slow
+def test_export_of_checkpoints_the_trainer_wrote_at_tp2_and_pp2(imported, tmp_path):
+    """Trainer checkpoints (TP=2; PP=2 with tied embeddings and q/k/v biases) carry optimizer state
+    and a different vocabulary padding; export gathers the model back exactly."""
+    import shutil
+
+    from workshop_lib.convert.dcp_io import DcpReader
+
+    root = imported["root"]
+    for name, tp, pp in (("llama31", 2, 1), ("qwen2", 1, 2)):
+        trained = tmp_path / f"trained_{name}"
+        _train_zero_lr(imported["imports"][name]["save"], trained, tp, pp)
+        keys = DcpReader(trained / "iter_0000001").tensors()
+        assert any(k.startswith("optimizer.") for k in keys), "the trainer's checkpoint has optimizer state"
+        result = export_hf(trained, tmp_path / f"back_{name}")
+        assert (
+            result["iteration"] == 1 and result["architecture"] == imported["imports"][name]["architecture"]
+        )
+        assert any("--load" in n for n in result["notes"])  # found through the run's --load
+        _assert_same_weights(tmp_path / f"back_{name}", root / f"hf_{name}")
+        back = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / f"back_{name}").eval()
+        with torch.no_grad():
+            assert torch.equal(
+                back(imported["tokens"]).logits, imported["models"][name](imported["tokens"]).logits
+            )
+    # the same checkpoint with no model description anywhere: described by the training flags alone
+    mg = tmp_path / "mg_copy"
+    shutil.copytree(imported["imports"]["llama31"]["save"], mg)
+    trained = tmp_path / "trained_scratch"
+    _train_zero_lr(str(mg), trained, 2, 1)
+    (mg / "workshop_model.json").unlink()
+    result = export_hf(trained, tmp_path / "back_scratch")
+    assert result["architecture"] == "LlamaForCausalLM"
+    assert any("training flags" in n for n in result["notes"])
+    cfg = json.loads((tmp_path / "back_scratch" / "config.json").read_text())
+    assert cfg["vocab_size"] == 321  # NullTokenizer: --vocab-size + 1 (its end-of-document token)
+    _assert_same_weights(tmp_path / "back_scratch", root / "hf_llama31", skip_vocab_rows=1)
+    back = transformers.AutoModelForCausalLM.from_pretrained(tmp_path / "back_scratch").eval()
+    with torch.no_grad():
+        got = back(imported["tokens"]).logits[..., :320]
+        want = imported["models"]["llama31"](imported["tokens"]).logits
+    assert (got - want).abs().max().item() < 1e-5
