@@ -29,6 +29,7 @@ ROOMS = (
     "workshop_lib.data.cli",
     "workshop_lib.plan.cli",
     "workshop_lib.train.cli",
+    "workshop_lib.convert.cli",
     "workshop_lib.launch.cli",
     "workshop_lib.monitor.cli",
     "workshop_lib.journey_cli",

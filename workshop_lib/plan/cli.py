@@ -112,6 +112,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"))
     g.add_argument("--attention-backend", choices=("auto", "flash", "fused", "unfused", "local"))
     g.add_argument("--tokenizer-model", metavar="PATH", help="read the vocabulary size from a tokenizer.json")
+    g.add_argument(
+        "--hf-config",
+        metavar="PATH",
+        help="a Hugging Face config.json (Llama, Mistral, Qwen2, Mixtral): the model import-hf would build; "
+        "model flags given too override it",
+    )
     q = p.add_argument_group("parallelism, batch and precision")
     for f in _PAR_INT:
         q.add_argument(f"--{f}", type=_positive_int, default=None, metavar="N")
@@ -171,6 +177,25 @@ def _collect(ns: argparse.Namespace) -> dict[str, Any]:
     return args
 
 
+def hf_config_args(path: str) -> dict[str, Any]:
+    """The plan's model flags for a Hugging Face config.json (the convert room's mapping, torch-free)."""
+    from ..convert.hfconfig import load_spec
+
+    spec, _cfg = load_spec(path)
+    tokens = spec.megatron_flags()
+    known = {*_MODEL_INT, *_MODEL_BOOL, "position-embedding-type", "normalization"}
+    out: dict[str, Any] = {}
+    i = 0
+    while i < len(tokens):
+        flag = tokens[i][2:]
+        has_value = i + 1 < len(tokens) and not tokens[i + 1].startswith("--")
+        value: Any = tokens[i + 1] if has_value else True
+        if flag in known:
+            out[flag] = int(value) if flag in _MODEL_INT else value
+        i += 2 if has_value else 1
+    return out
+
+
 def _run(ns: argparse.Namespace) -> int:
     from ..cli import print_json, progress
     from ..errors import UsageError
@@ -179,6 +204,10 @@ def _run(ns: argparse.Namespace) -> int:
     from .config import ClusterConfig
 
     args = _collect(ns)
+    if ns.hf_config:
+        if ns.model:
+            raise UsageError("give --model PRESET or --hf-config PATH, not both")
+        args = {**hf_config_args(ns.hf_config), **args}
     gpu, gpn, inst = ns.gpu, ns.gpus_per_node, ns.instance_type
     if inst:
         i = hardware.instance(inst)

@@ -81,11 +81,18 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--rotary-percent", type=float, default=1.0)
     _bool_flag(g, "--use-rope-scaling", "apply Llama 3.x RoPE frequency scaling")
     g.add_argument("--rope-scaling-factor", type=float, default=8.0)
+    g.add_argument(
+        "--rotary-seq-len-interpolation-factor",
+        type=float,
+        default=None,
+        help="linear RoPE position interpolation: positions divided by this factor",
+    )
     g.add_argument("--make-vocab-size-divisible-by", type=int, default=128)
     g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"), default="LayerNorm")
     g.add_argument("--norm-epsilon", type=float, default=1e-5)
     _bool_flag(g, "--swiglu", "SwiGLU MLP")
     _bool_flag(g, "--disable-bias-linear", "no bias in linear layers")
+    _bool_flag(g, "--add-qkv-bias", "bias in the query/key/value projection only (Qwen2)")
     _bool_flag(g, "--untie-embeddings-and-output-weights", "separate input embedding and output layer")
     _bool_flag(g, "--qk-layernorm", "normalise queries and keys")
     g.add_argument("--init-method-std", type=float, default=0.02)

@@ -62,6 +62,7 @@ def transformer_config(args: argparse.Namespace, device: Device):
         normalization=args.normalization,
         layernorm_epsilon=args.norm_epsilon,
         add_bias_linear=not args.disable_bias_linear,
+        add_qkv_bias=getattr(args, "add_qkv_bias", False),
         gated_linear_unit=args.swiglu,
         activation_func=F.silu if args.swiglu else F.gelu,
         bias_activation_fusion=use_te and not args.disable_bias_linear,
@@ -191,6 +192,7 @@ def build_model(args: argparse.Namespace, device: Device, vocab_size: int):
             rotary_base=args.rotary_base,
             rope_scaling=args.use_rope_scaling,
             rope_scaling_factor=args.rope_scaling_factor,
+            seq_len_interpolation_factor=getattr(args, "rotary_seq_len_interpolation_factor", None),
             vp_stage=stage,
         )
         model.model_type = _encoder_or_decoder()
