@@ -1,0 +1,79 @@
+"""What notebooks 03 and 04 call: the base model into the run directory, the trained model out of it.
+
+Both are the ``workshop import-hf`` / ``export-hf`` code paths with the run directory's locations
+(``<run>/base``, ``<run>/train/checkpoints``, ``<run>/export/hf``), made safe to re-run: a notebook
+executed twice replaces its earlier output whole, never mixes two.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ..paths import DEFAULT_RUN_DIR, SAMPLE_BASE_MODEL, RunDir
+
+
+def _run(run_dir: str | Path | None) -> RunDir:
+    return RunDir(Path(run_dir).resolve()) if run_dir else RunDir(DEFAULT_RUN_DIR)
+
+
+def _replace(tmp: Path, final: Path) -> None:
+    """Move a finished ``tmp`` folder to ``final``, dropping a previous ``final`` first."""
+    old = final.with_name(final.name + ".old")
+    shutil.rmtree(old, ignore_errors=True)
+    if final.exists():
+        final.rename(old)
+    tmp.rename(final)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def import_base_model(
+    run_dir: str | Path | None = None,
+    hf_dir: str | Path | None = None,
+    *,
+    tensor_model_parallel_size: int = 1,
+    pipeline_model_parallel_size: int = 1,
+) -> dict[str, Any]:
+    """``workshop import-hf --hf-dir HF --save <run>/base``: the model the training run starts from.
+
+    ``hf_dir`` defaults to the workshop's tiny base model (``data/base_model``), a Llama-shaped model
+    pre-trained on general text only. Returns import-hf's JSON object.
+    """
+    from .importer import import_hf
+
+    run = _run(run_dir)
+    tmp = run.base.with_name(run.base.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    run.root.mkdir(parents=True, exist_ok=True)
+    result = import_hf(
+        hf_dir or SAMPLE_BASE_MODEL, tmp, tp=tensor_model_parallel_size, pp=pipeline_model_parallel_size
+    )
+    _replace(tmp, run.base)
+    return _relocated(result, tmp, run.base)
+
+
+def export_trained(run_dir: str | Path | None = None, out: str | Path | None = None) -> dict[str, Any]:
+    """``workshop export-hf --load <run>/train/checkpoints --hf-dir <run>/export/hf``: the trained model
+    as a Hugging Face folder for SFT and evaluation. Returns export-hf's JSON object."""
+    from .exporter import export_hf
+
+    run = _run(run_dir)
+    final = Path(out) if out else run.export_hf
+    tmp = final.with_name(final.name + ".tmp")
+    shutil.rmtree(tmp, ignore_errors=True)
+    final.parent.mkdir(parents=True, exist_ok=True)
+    result = export_hf(run.checkpoints, tmp)
+    _replace(tmp, final)
+    return _relocated(result, tmp, final)
+
+
+def _relocated(obj: Any, old: Path, new: Path) -> Any:
+    """The same JSON object with paths under ``old`` shown under ``new`` (where they now are)."""
+    if isinstance(obj, dict):
+        return {k: _relocated(v, old, new) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_relocated(v, old, new) for v in obj]
+    if isinstance(obj, str) and obj.startswith(str(old)):
+        return str(new) + obj[len(str(old)) :]
+    return obj
