@@ -191,6 +191,19 @@ def summarise(run: RunDir) -> dict[str, Any]:
             "labels": labels,
             "verdict": "healthy" if not findings else "needs attention",
         }
+
+    summary["evaluation"] = None
+    if run.evaluation.exists():  # notebook 04's before/after of continued pre-training
+        import json
+
+        ev = json.loads(run.evaluation.read_text(encoding="utf-8"))
+        loss = {(r["model"], r["set"]): r["loss"] for r in ev.get("rows", [])}
+        summary["evaluation"] = {
+            "base_domain_loss": loss.get(("base", "domain")),
+            "final_domain_loss": loss.get(("trained", "domain")),
+            "base_general_loss": loss.get(("base", "general")),
+            "final_general_loss": loss.get(("trained", "general")),
+        }
     return summary
 
 
@@ -225,6 +238,14 @@ def format_summary(result: JourneyResult) -> str:
         )
     else:
         lines.append("training        - (no iteration lines; notebook 03 not run?)")
+    ev = s.get("evaluation")
+    if ev and None not in ev.values():
+        lines.append(
+            f"held-out loss   domain {ev['base_domain_loss']:.3f} -> {ev['final_domain_loss']:.3f}, "
+            f"general {ev['base_general_loss']:.3f} -> {ev['final_general_loss']:.3f} (base -> trained)"
+        )
+    else:
+        lines.append("held-out loss   - (notebook 04's evaluation not run)")
     dg = s.get("diagnosis")
     if dg:
         extra = f" ({', '.join(dg['labels'])})" if dg["labels"] else ""
