@@ -41,7 +41,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="VAR",
-        help="write VAR's literal value although its name looks like a credential (it is not one)",
+        help="write VAR's literal value although its name or value looks like a credential (it is not one)",
     )
     p.set_defaults(func=_render)
 
@@ -91,6 +91,7 @@ def _render(args: argparse.Namespace) -> int:
     """
     from ..cli import emit_text
     from ..errors import UsageError
+    from ..facts import nccl_rules
     from . import check, jobspec, render
 
     spec = jobspec.load(args.config)
@@ -98,8 +99,8 @@ def _render(args: argparse.Namespace) -> int:
     if secrets:
         var = secrets[0]
         raise UsageError(
-            f"{spec.source}: env.{var}: a literal value in a credential's variable is never written into a "
-            f"manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
+            f"{spec.source}: env.{var}: a literal credential ({nccl_rules.secret_reason(var, spec.literal_env()[var])}) "
+            f"is never written into a manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
             f"(or pass --allow-literal-env {var} if it is not a credential)"
         )
     text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))

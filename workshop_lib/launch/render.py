@@ -273,7 +273,9 @@ def render_slurm(spec: JobSpec) -> str:
             # Never inlined: sbatch passes the submitting user's environment (--export=ALL) to the job.
             where = f"on Kubernetes: Secret {v.secret}, key {v.key}"
             lines += [
-                _comment(f"{k}: read from the environment of the user who runs sbatch ({where}); never written here"),
+                _comment(
+                    f"{k}: read from the environment of the user who runs sbatch ({where}); never written here"
+                ),
                 f': "${{{k}:?export {k} in your shell before sbatch ({where})}}"',
                 f"export {k}",
             ]
