@@ -11,6 +11,7 @@ proxy returns the request's ``Authorization: Bearer ...``; a server URL can carr
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from .facts.secret_shapes import SHAPES, looks_random
 
@@ -36,3 +37,14 @@ def one_line(text: str, limit: int = 300) -> str:
     """A redacted, single-line, bounded version of ``text`` (server text is never trusted to be short)."""
     flat = _CONTROL.sub("?", redact(str(text)).replace("\r\n", " ").replace("\n", " "))
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def redact_tree(obj: Any) -> Any:
+    """``obj`` (JSON-like: dicts, lists, strings) with :func:`redact` applied to every string."""
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        return {k: redact_tree(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [redact_tree(v) for v in obj]
+    return obj

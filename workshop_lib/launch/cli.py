@@ -14,6 +14,22 @@ import argparse
 from pathlib import Path
 
 
+def _positive(kind: type, flag: str):
+    """An argparse type: a number > 0, else the usual one-line usage error naming ``flag``."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text}: must be greater than 0 (e.g. {flag} 30)")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument(
         "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (contract 'Launch')"
@@ -26,6 +42,13 @@ def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument("--namespace", help="namespace (default: the job's)")
     p.add_argument(
         "--run-dir", type=Path, help="run directory for the local backend and logs (default: runs/workshop)"
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=_positive(float, "--request-timeout"),
+        default=None,
+        metavar="SECONDS",
+        help="give up on an API request the server has not answered after this long (default 30)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
@@ -56,7 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="delete an existing job of that name first")
     p.add_argument("--force", action="store_true", help="submit even when `workshop check` finds errors")
     p.add_argument("--skip-preflight", action="store_true", help="do not check the cluster first")
-    p.add_argument("--train-iters", type=int, default=None, help="local backend: iterations of the tiny run")
+    p.add_argument(
+        "--train-iters",
+        type=_positive(int, "--train-iters"),
+        default=None,
+        help="local backend: iterations of the tiny run (default 30)",
+    )
     p.set_defaults(func=_apply)
 
     p = sub.add_parser(
@@ -72,7 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--all", action="store_true", help="every pod (each line prefixed), not just rank 0 and the last rank"
     )
     p.add_argument("--out", type=Path, help="log file to write (default: <run>/train/train.log)")
-    p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    p.add_argument(
+        "--timeout", type=_positive(float, "--timeout"), default=None, help="give up after this many seconds"
+    )
     p.set_defaults(func=_logs)
 
     p = sub.add_parser("delete", help="delete the job (stop the local run)")
@@ -152,6 +182,7 @@ def _target(args: argparse.Namespace):
         context=args.context,
         run_dir=args.run_dir,
         train_iters=getattr(args, "train_iters", None),
+        request_timeout=args.request_timeout,
     )
 
 
@@ -179,10 +210,11 @@ def _apply(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from ..cli import print_json
+    from ..redact import redact_tree
     from . import backends
 
     job, backend = _target(args)
-    st = backend.status(job)
+    st = redact_tree(backend.status(job))  # events and conditions are the server's text
     print_json(st) if args.json else print(backends.format_status(st))
     return 0
 
