@@ -107,9 +107,11 @@ def output_error(path: str | os.PathLike[str], flag: str, exc: OSError) -> Excep
 
 def write_output(path: str | os.PathLike[str], text: str, flag: str) -> Path:
     """Write a user-named output file atomically; an unusable path is one line naming ``flag``."""
-    if Path(path).is_dir():
-        raise UsageError(f"{flag} {path}: is a directory; give a file name, e.g. {Path(path) / 'job.yaml'}")
     try:
+        if Path(path).is_dir():
+            raise UsageError(
+                f"{flag} {path}: is a directory; give a file name, e.g. {Path(path) / 'job.yaml'}"
+            )
         return atomic_write_text(path, text)
     except OSError as exc:
         raise output_error(path, flag, exc) from None

@@ -25,6 +25,8 @@ from .safeyaml import clip, has_control
 
 _QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti)?$")
 _UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+# registry[:port]/path[:tag][@algo:digest]: letters, digits and . _ - / : @ only (no shell characters).
+_IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _K8S_REF = re.compile(r"\$(?=[$(])")  # a '$' that Kubernetes would read as an escape or a reference
 
 # Where a volume must not be mounted: over these trees the image's system files or the kernel's
@@ -82,13 +84,8 @@ def check_name(value: Any, fld: str, *, prefix: str = "", max_len: int = 63) -> 
 
 
 def check_image(value: Any, fld: str, *, prefix: str = "") -> str:
-    """A container image reference: one token of printable characters."""
-    if (
-        not isinstance(value, str)
-        or not value.strip()
-        or any(c.isspace() for c in value)
-        or has_control(value)
-    ):
+    """A container image reference: ``registry[:port]/repo[:tag][@sha256:digest]``, nothing else."""
+    if not isinstance(value, str) or len(value) > 1024 or not _IMAGE.match(value):
         raise _fail(prefix, fld, f"{clip(value)} is not an image reference; write e.g. registry/repo:tag")
     return value
 
