@@ -83,6 +83,14 @@ class _NoRetryNoise(logging.Filter):
 _NO_RETRY_NOISE = _NoRetryNoise()
 
 
+class Unreachable(WorkshopError):
+    """A request that could not connect or was not answered in time (every call raises this one)."""
+
+    def __init__(self, message: str, cause: BaseException):
+        super().__init__(message)
+        self.cause = cause
+
+
 class KubernetesBackend:
     name = "kubernetes"
 
@@ -210,15 +218,21 @@ class KubernetesBackend:
         request = rest.request
         default = (min(CONNECT_TIMEOUT, self.request_timeout), self.request_timeout)
 
+        from urllib3.exceptions import HTTPError
+
         def bounded(method, url, headers=None, body=None, post_params=None, _request_timeout=None):
-            return request(
-                method,
-                url,
-                headers=headers,
-                body=body,
-                post_params=post_params,
-                _request_timeout=_request_timeout or default,
-            )
+            try:
+                return request(
+                    method,
+                    url,
+                    headers=headers,
+                    body=body,
+                    post_params=post_params,
+                    _request_timeout=_request_timeout or default,
+                )
+            except (HTTPError, OSError) as exc:  # every call, also those made outside _call
+                path = url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2]
+                raise self._unreachable(exc, f"{method} /{path}") from None
 
         rest.request = bounded
         return api
@@ -237,23 +251,27 @@ class KubernetesBackend:
             return fn(*args, **kw)
         except ApiException as exc:
             raise self._api_error(exc, what, not_found, conflict) from None
+        except Unreachable as exc:  # the same failure, told with what we were doing
+            raise self._unreachable(exc.cause, what) from None
         except (HTTPError, OSError) as exc:
             raise self._unreachable(exc, what) from None
 
-    def _unreachable(self, exc: BaseException, what: str) -> WorkshopError:
+    def _unreachable(self, exc: BaseException, what: str) -> Unreachable:
         """One line for a connection that failed or a server that did not answer in time."""
         from urllib3.exceptions import MaxRetryError, ReadTimeoutError
 
         host = redact(str(getattr(self.api.configuration, "host", "the API server")))
         cause = exc.reason if isinstance(exc, MaxRetryError) and exc.reason else exc
         if isinstance(cause, ReadTimeoutError | TimeoutError) or "timed out" in str(cause):
-            return WorkshopError(
+            return Unreachable(
                 f"the API server at {host} did not answer within {self.request_timeout:g} s while trying to "
-                f"{what}; check the cluster's health and your network/VPN (--request-timeout sets the wait)"
+                f"{what}; check the cluster's health and your network/VPN (--request-timeout sets the wait)",
+                exc,
             )
-        return WorkshopError(
+        return Unreachable(
             f"cannot reach the API server at {host} while trying to {what} ({type(exc).__name__}); "
-            "check the cluster endpoint, your network/VPN and the kubeconfig"
+            "check the cluster endpoint, your network/VPN and the kubeconfig",
+            exc,
         )
 
     def _api_error(
@@ -712,6 +730,8 @@ class KubernetesBackend:
                         w.stop()
             except ApiException as exc:
                 raise self._api_error(exc, "watch pods") from None
+            except Unreachable as exc:
+                raise self._unreachable(exc.cause, "watch pods") from None
             except (HTTPError, OSError) as exc:
                 raise self._unreachable(exc, "watch pods") from None
         return False
@@ -827,7 +847,12 @@ class PodFollower:
             try:
                 self._stream(emit)
                 failures = 0
-            except (HTTPError, ConnectionError, TimeoutError) as exc:  # dropped: retry from the last line
+            except (
+                HTTPError,
+                ConnectionError,
+                TimeoutError,
+                Unreachable,
+            ) as exc:  # dropped: retry from the last line
                 failures += 1
                 if failures > 30:
                     raise WorkshopError(
@@ -844,11 +869,11 @@ class PodFollower:
                 return
             phase, now = self._container()
             if now > restarts:  # the container restarted: the old one's tail first, then the new one
-                with contextlib.suppress(ApiException, HTTPError):
+                with contextlib.suppress(ApiException, HTTPError, Unreachable):
                     self._stream(emit, previous=True)
                 restarts = now
             elif phase in ("Succeeded", "Failed"):
-                with contextlib.suppress(ApiException, HTTPError):
+                with contextlib.suppress(ApiException, HTTPError, Unreachable):
                     self._stream(emit)  # whatever came after the last read
                 return
             time.sleep(self.b.retry)
