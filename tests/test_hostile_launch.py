@@ -378,12 +378,14 @@ def test_yaml_bombs_and_huge_files_are_refused_fast(tmp_path):
         "bomb.yaml": (BOMB + "name: x\n", "aliases"),
         "deep.yaml": ("args: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested more than"),
         "huge.yaml": ("name: x\n# " + "x" * (2 * 2**20) + "\n", "at most"),
+        "biglist.yaml": (yaml.safe_dump({**BASE, "nodes": list(range(100_000))}), "nodes"),
+        "bigkey.yaml": (yaml.safe_dump({**BASE, "args": {"k" * 100_000: 1}}), "not a Megatron flag name"),
         "bigvalue.yaml": (yaml.safe_dump({**BASE, "image": "x " * 50_000}), "not an image reference"),
         "bigint.yaml": (yaml.safe_dump({**BASE}) + "nodes2: " + "9" * 10_000 + "\n", "fix the file"),
     }
     for name, (text, expected) in cases.items():
         (tmp_path / name).write_text(text)
-        for cmd in ("render", "check"):
+        for cmd in ("render", "check") if name == "bomb.yaml" else ("check",):
             code, err, seconds = _limited([cmd, "--config", name], tmp_path, mem_mib=1024)
             assert code == 2 and expected in err and len(err.strip().splitlines()) == 1, (name, err[:300])
             assert len(err) < 600 and seconds < 20, (name, len(err), seconds)

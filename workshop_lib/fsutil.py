@@ -67,8 +67,10 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 def check_k8s_name(value: str, field: str, max_len: int = 63) -> str:
     """Return ``value`` if it is a valid Kubernetes name, else raise a UsageError naming ``field``."""
     if not isinstance(value, str) or not value or len(value) > max_len or not _DNS_LABEL.match(value):
+        from .safeyaml import clip
+
         raise UsageError(
-            f"{field}: {value!r} is not a valid Kubernetes name; use at most {max_len} lowercase "
+            f"{field}: {clip(value)} is not a valid Kubernetes name; use at most {max_len} lowercase "
             "letters, digits and '-', starting and ending with a letter or digit"
         )
     return value

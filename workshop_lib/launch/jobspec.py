@@ -128,6 +128,8 @@ class JobSpec:
 
 
 def _fail(src: str, fld: str, msg: str) -> UsageError:
+    """One line naming the file and field; a field name from the file is cut short (it can be anything)."""
+    fld = fld if len(fld) <= 80 and not has_control(fld) else clip(fld, 60)
     return UsageError(f"{src}: {fld}: {msg}")
 
 
@@ -241,7 +243,7 @@ def _check_arg_type(src: str, flag: str, value: Any) -> None:
         return
     want = "a whole number" if kind is int else "a number"
     example = "2" if kind is int else "1.0e-5"
-    problem = f"{value!r} is not {want}; write e.g. {flag}: {example}"
+    problem = f"{clip(value)} is not {want}; write e.g. {flag}: {example}"
     if isinstance(value, bool | list):
         raise _fail(src, f"args.{flag}", problem)
     if kind is int:
@@ -300,16 +302,23 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
     name = name_field("name", data["name"])
     # PyTorchJob pods are named <name>-worker-<i>; keep room for the suffix within 63 characters.
     if len(name) > 48:
-        raise _fail(src, "name", f"{name!r} is {len(name)} characters; use at most 48 so pod names fit")
+        raise _fail(src, "name", f"{clip(name)} is {len(name)} characters; use at most 48 so pod names fit")
     namespace = name_field("namespace", data.get("namespace", "default"))
     image = check_image(data["image"], "image", prefix=f"{src}: ")
+    for key in ("instance_type", "platform"):  # looked up by name in a table: a short string or nothing
+        if key in data and not (isinstance(data[key], str) and len(data[key]) <= 64):
+            raise _fail(
+                src, key, f"{clip(data[key])} is not a name from the table; see the contract's example"
+            )
     try:
         hardware.instance(str(data["instance_type"]))
     except UsageError as exc:
         raise UsageError(f"{src}: {exc}") from None
     nodes = data["nodes"]
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise _fail(src, "nodes", f"{nodes!r} is not a positive whole number of nodes; write e.g. nodes: 2")
+        raise _fail(
+            src, "nodes", f"{clip(nodes)} is not a positive whole number of nodes; write e.g. nodes: 2"
+        )
     plat_name = data.get("platform", "eks-efa")
     try:
         plat = platforms.platform(str(plat_name))
@@ -365,7 +374,7 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
             raise _fail(src, f"args.{key_s}", f"write the flag without leading dashes: {key_s.lstrip('-')}")
         if "_" in key_s:
             raise _fail(src, f"args.{key_s}", f"Megatron flags use dashes: {key_s.replace('_', '-')}")
-        if not _FLAG.match(key_s):
+        if not _FLAG.match(key_s) or len(key_s) > 64:
             raise _fail(src, f"args.{key_s}", "not a Megatron flag name (lowercase letters, digits, '-')")
         if isinstance(value, list):
             if not value or not all(_scalar(v) and not isinstance(v, bool) for v in value):
@@ -378,7 +387,7 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
 
     backend = data.get("backend", "kubernetes")
     if backend not in BACKENDS:
-        raise _fail(src, "backend", f"{backend!r} is not a backend; use one of {', '.join(BACKENDS)}")
+        raise _fail(src, "backend", f"{clip(backend)} is not a backend; use one of {', '.join(BACKENDS)}")
     sharp = data.get("sharp", False)
     if not isinstance(sharp, bool):
         raise _fail(src, "sharp", "write true or false")
@@ -400,12 +409,14 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
             raise _fail(src, f"resources.{key}", f"unknown field; use {', '.join(RESOURCE_KEYS)}")
         if key in ("gpus_per_node", "nics_per_node", "cpu"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise _fail(src, f"resources.{key}", f"{value!r} must be a whole number >= 0")
+                raise _fail(src, f"resources.{key}", f"{clip(value)} must be a whole number >= 0")
         else:
             try:
                 quantity_bytes(value)
             except ValueError:
-                raise _fail(src, f"resources.{key}", f"{value!r} is not a size; write e.g. 128Gi") from None
+                raise _fail(
+                    src, f"resources.{key}", f"{clip(value)} is not a size; write e.g. 128Gi"
+                ) from None
             value = str(value)
         resources[key] = value
     if resources.get("gpus_per_node") == 0:
