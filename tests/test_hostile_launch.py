@@ -368,15 +368,17 @@ def _limited(args: list[str], tmp_path: Path, mem_mib: int = 1024, timeout: floa
     return proc.returncode, proc.stderr, time.monotonic() - start
 
 
-BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8)
-)
+# A valid job whose `nodes` is 9 levels of 9 aliases (1.7 KB): 9**9 = 387M items once expanded.
+_LEVELS = ["&a [x, x, x, x, x, x, x, x, x]"] + [
+    f"&{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]" for i in range(8)
+]
+BOMB = EKS.read_text().replace("nodes: 2", "nodes: [" + ", ".join(_LEVELS) + "]")
 
 
 def test_yaml_bombs_and_huge_files_are_refused_fast(tmp_path):
-    """In a subprocess limited to 1 GiB: before the fix the bomb took ~50 s and 3.1 GB, then MemoryError."""
+    """In a subprocess limited to 1 GiB: before the fix the bomb took 47-94 s and 2.5-3.1 GB, then MemoryError."""
     cases = {
-        "bomb.yaml": (BOMB + "name: x\n", "aliases"),
+        "bomb.yaml": (BOMB, "aliases"),
         "deep.yaml": ("args: " + "[" * 100_000 + "]" * 100_000 + "\n", "nested more than"),
         "huge.yaml": ("name: x\n# " + "x" * (2 * 2**20) + "\n", "at most"),
     }
