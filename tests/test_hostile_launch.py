@@ -262,6 +262,36 @@ def test_credentials_are_found_by_their_shape_and_never_echoed(cli, tmp_path):
     assert not any(v in res.out + res.err for v in SHAPED.values())
 
 
+ORDINARY = (
+    "TechPulse-EKS-2026-v3-Final-Release-Candidate",
+    "megatron_cpt_techpulse_llama_3_1_8b_run_2026_11_23",
+    "/shared/checkpoints/techpulse-7b/iter_0000500",
+    "registry.example.com/megatron-training@sha256:" + "ab12" * 16,
+    "^lo,docker0,veth",
+    "https://wandb.example.com/team/project",
+    "HuggingFaceTokenizer",
+    "/opt/amazon/efa/lib:/opt/aws-ofi-nccl/lib:/usr/local/cuda/lib64",
+)
+
+
+def test_ordinary_values_are_not_taken_for_credentials():
+    from workshop_lib.facts.secret_shapes import shape_of
+    from workshop_lib.redact import redact
+
+    for value in ORDINARY:
+        assert shape_of(value) is None, value
+        assert redact(f"job.yaml: env.X: {value} is wrong; the token expired") == (
+            f"job.yaml: env.X: {value} is wrong; the token expired"
+        )
+    # The kit's own hints survive redaction.
+    hint = "use a Secret: env: {HF_TOKEN: {secret: SECRET-NAME, key: KEY}}"
+    assert redact(hint) == hint
+    assert (
+        redact('{"password": "hunter2!", "x": 1} api_key=abcd1234')
+        == '{"password": "<redacted>", "x": 1} api_key=<redacted>'
+    )
+
+
 class _EchoProxy(BaseHTTPRequestHandler):
     """An API server (or proxy) that echoes the request's headers in its error body."""
 
@@ -487,6 +517,10 @@ def test_unusable_output_paths_are_one_line_naming_the_flag(cli, tmp_path):
             bad,
         )
         assert "--out" in _one_line(res, 2)
+    res = cli(
+        "logs", "--name", "x", "--backend", "local", "--run-dir", tmp_path / "r", "--out", blocker / "t.log"
+    )
+    assert "--out" in _one_line(res, 2)
     res = cli("run-notebooks", "--output-dir", blocker / "sub", "--only", "01")
     assert "--output-dir" in _one_line(res, 2)
 

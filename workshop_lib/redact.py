@@ -18,8 +18,15 @@ from .facts.secret_shapes import SHAPES, looks_random
 MASK = "<redacted>"
 _URL_USERINFO = re.compile(r"(\b[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@]*@")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
-_WORDS = re.compile(r"[A-Za-z0-9+/=_.-]{32,}")
+# Candidate random tokens in free text: no '/' or '.', so paths and file names are never candidates,
+# and hex digests (image digests, commit ids) are left alone: in a message they are not secrets.
+_WORDS = re.compile(r"[A-Za-z0-9+=_-]{32,}")
+_HEX = re.compile(r"^[0-9a-fA-F]+$")
+# "password=...", "api_key='...'" or JSON's "token": "..." in server text: the value after a
+# credential's name (a bare "token: x" is left alone: the kit's own hints read "secret: SECRET-NAME").
+_CRED = r"(?:access[_-]?|api[_-]?|secret[_-]?|private[_-]?|client[_-]?)?(?:token|password|passwd|secret|api[_-]?key|access[_-]?key)"
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f\x9b\u2028\u2029]")
+_NAMED = re.compile(rf"""(?i)(\b{_CRED}\s*=\s*["']?|"{_CRED}"\s*:\s*")([^\s"',;&}}]{{4,}})""")
 
 
 def redact(text: str) -> str:
@@ -28,9 +35,12 @@ def redact(text: str) -> str:
         return text
     out = _URL_USERINFO.sub(rf"\1{MASK}@", str(text))
     out = _BEARER.sub(rf"\1\2{MASK}", out)
+    out = _NAMED.sub(rf"\1{MASK}", out)
     for shape in SHAPES:
         out = shape.pattern.sub(MASK, out)
-    return _WORDS.sub(lambda m: MASK if looks_random(m.group(0)) else m.group(0), out)
+    return _WORDS.sub(
+        lambda m: m.group(0) if _HEX.match(m.group(0)) or not looks_random(m.group(0)) else MASK, out
+    )
 
 
 def one_line(text: str, limit: int = 300) -> str:

@@ -59,10 +59,20 @@ def _entropy(text: str) -> float:
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
 
 
+# A segment that reads as words or a number: "TechPulse", "EKS", "release", "2026".
+_WORDY = re.compile(r"^(?:(?:[A-Z]?[a-z]+)+|[A-Z]+|[0-9]+)$")
+
+
+def _wordy(value: str) -> bool:
+    """Whether most of ``value`` is words and numbers between separators (a name, not a token)."""
+    parts = re.split(r"[-_./+=:]", value)
+    return sum(len(p) for p in parts if len(p) >= 2 and _WORDY.match(p)) >= len(value) / 2
+
+
 def looks_random(value: str) -> bool:
-    """A long run of token characters that is random, not a word, a number or a path."""
+    """A long run of token characters that is random, not words, a number or a path."""
     v = value.strip()
-    if len(v) < RANDOM_MIN_LENGTH or not _TOKEN_CHARS.match(v) or v[0] in "/.~":
+    if len(v) < RANDOM_MIN_LENGTH or not _TOKEN_CHARS.match(v) or v[0] in "/.~" or _wordy(v):
         return False
     has_digit = any(c.isdigit() for c in v)
     if _HEX.match(v):

@@ -222,6 +222,15 @@ def _status(args: argparse.Namespace) -> int:
 def _logs(args: argparse.Namespace) -> int:
     from ..cli import print_json, progress
 
+    if args.out is not None:  # an unusable --out is one line before any backend work, on every backend
+        from ..errors import UsageError
+        from ..fsutil import ensure_output_dir
+
+        if args.out.is_dir():
+            raise UsageError(
+                f"--out {args.out}: is a directory; give a file name, e.g. {args.out / 'train.log'}"
+            )
+        ensure_output_dir(args.out.parent, "--out")
     job, backend = _target(args)
     sink = progress if args.json else (lambda line: print(line, flush=True))
     result = backend.logs(

@@ -130,14 +130,16 @@ class KubernetesBackend:
                 raise WorkshopError(
                     "the kubernetes Python client is not installed; pip install kubernetes"
                 ) from None
-            where = self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+            from ...safeyaml import shown
+
+            where = shown(self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config")
             regenerate = (
                 "pass --kubeconfig FILE or set KUBECONFIG (EKS: `aws eks update-kubeconfig --name CLUSTER`; "
                 "AKS: `az aks get-credentials`)"
             )
             if self.kubeconfig is not None and not Path(self.kubeconfig).is_file():
                 what = "is a directory" if Path(self.kubeconfig).is_dir() else "no such file"
-                raise UsageError(f"--kubeconfig {self.kubeconfig}: {what}; {regenerate}")
+                raise UsageError(f"--kubeconfig {shown(self.kubeconfig)}: {what}; {regenerate}")
             self._check_kubeconfig_files(regenerate)
             from kubernetes import client
 
