@@ -59,7 +59,14 @@ def shown(path: str | os.PathLike[str]) -> str:
     return ascii(text) if has_control(text) else text
 
 
-def read_text(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_BYTES, flag: str = "") -> str:
+def read_text(
+    path: str | os.PathLike[str],
+    what: str,
+    *,
+    max_bytes: int = MAX_BYTES,
+    flag: str = "",
+    missing: str = "check the path",
+) -> str:
     """The UTF-8 text of the regular file ``path``, at most ``max_bytes``; UsageError otherwise.
 
     ``what`` says what the file is ("job file", "kubeconfig") and ``flag`` the option that named it,
@@ -70,7 +77,7 @@ def read_text(path: str | os.PathLike[str], what: str, *, max_bytes: int = MAX_B
     try:
         fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
     except FileNotFoundError:
-        raise UsageError(f"{name}: no such {what}; check the path") from None
+        raise UsageError(f"{name}: no such {what}; {missing}") from None
     except IsADirectoryError:
         raise UsageError(f"{name}: is a directory, not a {what}; pass a file") from None
     except OSError as exc:
@@ -166,7 +173,8 @@ def load_file(
     max_depth: int = MAX_DEPTH,
     flag: str = "",
     all_documents: bool = False,
+    missing: str = "check the path",
 ) -> Any:
     """Read and parse one YAML file within every bound (see the module's docstring)."""
-    text = read_text(path, what, max_bytes=max_bytes, flag=flag)
+    text = read_text(path, what, max_bytes=max_bytes, flag=flag, missing=missing)
     return loads(text, str(path), max_depth=max_depth, all_documents=all_documents)

@@ -454,9 +454,7 @@ def load(path: str | os.PathLike[str]) -> JobSpec:
             "rename the file"
         )
     p = Path(path)
-    if not p.exists() and not p.is_symlink():
-        raise UsageError(f"{p}: no such job file; write one (see the contract) or run notebook 02 first")
-    data = safeyaml.load_file(p, "job file")
+    data = safeyaml.load_file(p, "job file", missing="write one (see the contract) or run notebook 02 first")
     return from_dict(data, str(p))
 
 
