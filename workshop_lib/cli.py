@@ -76,16 +76,9 @@ def emit_text(text: str, out: str | os.PathLike[str] | None) -> None:
     caller's input, so it is one UsageError line (exit 2) rather than a traceback-shaped failure.
     """
     if out:
-        from .fsutil import atomic_write_text
+        from .fsutil import write_output
 
-        if Path(out).is_dir():
-            raise UsageError(f"--out {out}: is a directory; give a file name, e.g. {Path(out) / 'job.yaml'}")
-        try:
-            atomic_write_text(out, text)
-        except (NotADirectoryError, FileExistsError, IsADirectoryError, PermissionError) as exc:
-            raise UsageError(
-                f"--out {out}: cannot write there ({exc.__class__.__name__}); give a file in a writable directory"
-            ) from None
+        write_output(out, text, "--out")
         print(f"wrote {out}", file=sys.stderr)
     else:
         sys.stdout.write(text)
@@ -118,13 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     handler: Callable[[argparse.Namespace], int | None] = args.func
+    from .redact import redact  # every message can carry a server's or a file's text: mask credentials
+
     try:
         status = handler(args)
     except UsageError as exc:
-        print(f"workshop {args.command}: error: {exc}", file=sys.stderr)
+        print(f"workshop {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except WorkshopError as exc:
-        print(f"workshop {args.command}: {exc}", file=sys.stderr)
+        print(f"workshop {args.command}: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"workshop {args.command}: interrupted", file=sys.stderr)
@@ -135,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if os.environ.get("WORKSHOP_DEBUG"):
             raise
         print(
-            f"workshop {args.command}: failed: {type(exc).__name__}: {exc} "
+            f"workshop {args.command}: failed: {type(exc).__name__}: {redact(str(exc))} "
             "(set WORKSHOP_DEBUG=1 for the traceback)",
             file=sys.stderr,
         )

@@ -9,6 +9,7 @@ is atomic on POSIX file systems (including Lustre).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import tempfile
@@ -66,8 +67,68 @@ _DNS_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 def check_k8s_name(value: str, field: str, max_len: int = 63) -> str:
     """Return ``value`` if it is a valid Kubernetes name, else raise a UsageError naming ``field``."""
     if not isinstance(value, str) or not value or len(value) > max_len or not _DNS_LABEL.match(value):
+        from .safeyaml import clip
+
         raise UsageError(
-            f"{field}: {value!r} is not a valid Kubernetes name; use at most {max_len} lowercase "
+            f"{field}: {clip(value)} is not a valid Kubernetes name; use at most {max_len} lowercase "
             "letters, digits and '-', starting and ending with a letter or digit"
         )
     return value
+
+
+# What an unusable output path looks like: the user's input to fix (exit 2), unlike a full or
+# failing disk (ENOSPC, EIO: a fault, exit 1).
+_BAD_PATH_ERRNOS = frozenset(
+    {
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENOENT,
+        errno.ENOTDIR,
+        errno.EISDIR,
+        errno.EEXIST,
+        errno.ENAMETOOLONG,
+        errno.EINVAL,
+        errno.ELOOP,
+    }
+)
+
+
+def output_error(path: str | os.PathLike[str], flag: str, exc: OSError) -> Exception:
+    """The one-line error for an output path that cannot be written: UsageError naming ``flag``
+    when the path is the problem, WorkshopError (exit 1) when the disk is."""
+    from .errors import WorkshopError
+
+    why = exc.strerror or type(exc).__name__
+    if exc.errno in _BAD_PATH_ERRNOS or isinstance(
+        exc, (PermissionError, NotADirectoryError, IsADirectoryError)
+    ):
+        return UsageError(f"{flag} {path}: cannot write there ({why}); give a path in a writable directory")
+    return WorkshopError(f"{flag} {path}: writing failed ({why})")
+
+
+def write_output(path: str | os.PathLike[str], text: str, flag: str) -> Path:
+    """Write a user-named output file atomically; an unusable path is one line naming ``flag``."""
+    try:
+        if Path(path).is_dir():
+            raise UsageError(
+                f"{flag} {path}: is a directory; give a file name, e.g. {Path(path) / 'job.yaml'}"
+            )
+        return atomic_write_text(path, text)
+    except OSError as exc:
+        raise output_error(path, flag, exc) from None
+
+
+def ensure_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
+    """Create the output directory ``path`` and prove it writable (a probe file), before any work."""
+    p = Path(path)
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+        if not p.is_dir():
+            raise NotADirectoryError(errno.ENOTDIR, "not a directory")
+        fd, probe = tempfile.mkstemp(prefix=".write-probe-", dir=p)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as exc:
+        raise output_error(path, flag, exc) from None
+    return p

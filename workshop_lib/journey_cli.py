@@ -32,8 +32,13 @@ def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
     from .cli import print_json, progress
+    from .fsutil import ensure_output_dir
     from .journey import format_summary, run_notebooks
 
+    # An unwritable or invalid directory is the user's input: one line naming the flag, before any work.
+    ensure_output_dir(args.output_dir, "--output-dir")
+    if args.run_dir:
+        ensure_output_dir(args.run_dir, "--run-dir")
     result = run_notebooks(
         Path(args.output_dir),
         run_dir=Path(args.run_dir) if args.run_dir else None,

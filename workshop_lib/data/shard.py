@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
-from ..fsutil import check_k8s_name
 from .indexed import IndexedDatasetWriter, strip_suffix
 
 T = TypeVar("T")
@@ -63,6 +62,10 @@ def planned_files_warning(inputs: Sequence[str], shards: int) -> str | None:
             f"{shards - len(named)} pod(s) get no input; split the corpus into at least {shards} files"
         )
     return None
+
+
+# The prep-data flags each pod's command sets itself; --prep-args may not set them again.
+RESERVED_PREP_FLAGS = ("input", "output-prefix", "num-shards", "shard-index", "json-keys", "workers")
 
 
 def shard_prefix(output_prefix: str, index: int) -> str:
@@ -111,38 +114,71 @@ def render_prep_job(
     prep_args: Sequence[str] = (),
     backoff_limit_per_index: int = 2,
 ) -> dict[str, Any]:
-    """A batch/v1 Indexed Job: pod ``i`` runs prep-data on shard ``i`` of the inputs (paths in the pod)."""
-    check_k8s_name(name, "--name")
-    check_k8s_name(namespace, "--namespace")
-    if shards < 1:
-        raise UsageError(f"--shards {shards}: must be 1 or more")
-    if cpus < 1:
-        raise UsageError(f"--cpus {cpus}: must be 1 or more")
+    """A batch/v1 Indexed Job: pod ``i`` runs prep-data on shard ``i`` of the inputs (paths in the pod).
+
+    Every value is checked by the rules the job YAML uses (``workshop_lib.k8sfields``): names, PVC,
+    mount point, memory, image, and paths that are normalised and under the mount. ``prep_args`` may
+    not set a flag the Job sets itself (argparse would let the last ``--output-prefix`` win, or an
+    abbreviation such as ``--output``). What the user wrote is escaped for Kubernetes (``$(VAR)``
+    stays literal); only ``$(JOB_COMPLETION_INDEX)`` is the kit's reference.
+    """
+    from ..k8sfields import (
+        check_count,
+        check_image,
+        check_mount_path,
+        check_name,
+        check_quantity,
+        check_text,
+        check_volume_path,
+        k8s_literal,
+    )
+
+    check_name(name, "--name")
+    check_name(namespace, "--namespace")
+    check_name(pvc, "--pvc")
+    check_image(image, "--image")
+    mount_path = check_mount_path(mount_path, "--mount-path")
+    check_count(shards, "--shards")
+    check_count(cpus, "--cpus")
+    if parallelism is not None:
+        check_count(parallelism, "--parallelism")
+    check_count(backoff_limit_per_index, "backoff_limit_per_index", minimum=0)
+    memory = check_quantity(memory, "--memory")
     from .prep import check_json_keys
 
     check_json_keys(tuple(json_keys))
-    for p in (*inputs, output_prefix):
-        if not str(p).startswith(mount_path.rstrip("/") + "/"):
+    if not inputs:
+        raise UsageError("--input: name at least one input path under --mount-path")
+    for p in inputs:
+        check_volume_path(p, mount_path, "--input")
+    check_volume_path(output_prefix, mount_path, "--output-prefix")
+    for token in prep_args:
+        check_text(token, "--prep-args", what="argument")
+        name_part = token[2:].split("=", 1)[0] if token.startswith("--") else None
+        clash = [f for f in RESERVED_PREP_FLAGS if name_part and f.startswith(name_part)]
+        if clash:
             raise UsageError(
-                f"{p}: pods see only the shared volume; give paths under --mount-path {mount_path}"
+                f"--prep-args: {token.split('=', 1)[0]} would override --{clash[0]}, which the Job sets "
+                f"itself; give it as this command's own option (e.g. --{clash[0]}) and leave it out of --prep-args"
             )
+    lit = k8s_literal
     command = [
         "workshop",
         "prep-data",
         "--input",
-        *inputs,
+        *map(lit, inputs),
         "--output-prefix",
-        f"{output_prefix}_shard$(JOB_COMPLETION_INDEX)",
+        f"{lit(output_prefix)}_shard$(JOB_COMPLETION_INDEX)",
         "--num-shards",
         str(shards),
         "--shard-index",
         "$(JOB_COMPLETION_INDEX)",
         "--json-keys",
-        *json_keys,
+        *map(lit, json_keys),
         "--workers",
         str(cpus),
         "--no-progress",
-        *prep_args,
+        *map(lit, prep_args),
     ]
     merge = [
         "workshop",
@@ -194,7 +230,13 @@ def render_prep_job(
 def to_yaml(job: dict[str, Any]) -> str:
     import yaml
 
+    from ..safeyaml import has_control
+
     merge = job["metadata"]["annotations"]["workshop/merge-command"]
+    if has_control(merge):  # render_prep_job refuses such paths; a comment must stay one line
+        raise UsageError(
+            "--output-prefix: holds a control character (newline, tab); write the path on one line"
+        )
     header = (
         "# Indexed Job: pod i tokenizes shard i of the inputs. Sharding is by whole input file (a file\n"
         "# is never split): give at least as many files as pods, or some pods write empty shards.\n"

@@ -14,10 +14,12 @@ Kinds of environment rows:
 * ``local_path`` the variable must be set to a path outside the shared mount
 * ``unset``      the variable must not be set at all
 * ``not_equal``  the variable must not be set to ``value``
-* ``secret_literal`` no variable whose name looks like a credential (:func:`looks_secret`) may hold a
-  literal value: it must come from a Kubernetes Secret (``env: {NAME: {secret: ..., key: ...}}``)
+* ``secret_literal`` no variable whose name looks like a credential (:func:`looks_secret`), and no
+  value shaped like one (``secret_shapes.SHAPES``), may be a literal: it must come from a Kubernetes
+  Secret (``env: {NAME: {secret: ..., key: ...}}``)
 
-Rows of kind ``volume_path`` check the Megatron path flags named in ``value`` against the shared
+Rows of kind ``reference`` flag a ``$(NAME)`` in an arg or env value (Kubernetes would substitute it;
+the kit renders it escaped). Rows of kind ``volume_path`` check the Megatron path flags named in ``value`` against the shared
 volume (``storage.mount_path``) on the Kubernetes backend.
 
 ``fabrics`` says where a row applies: ``efa``, ``infiniband``, or both (platform ``generic``,
@@ -233,7 +235,8 @@ RULES: tuple[Rule, ...] = (
         "error",
         "secret_literal",
         "",
-        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIALS, ACCESS_KEY, API_KEY, PRIVATE_KEY",
+        "TOKEN, SECRET, PASSWORD, PASSWD, PASSPHRASE, CREDENTIALS, ACCESS_KEY, API_KEY, PRIVATE_KEY, PAT; "
+        "or a value shaped like a token (facts/secret_shapes.py)",
         ALL,
         "a literal credential is written into the rendered manifest (and git), stored in the "
         "PyTorchJob object that anyone allowed to read jobs in the namespace can see, and shown by "
@@ -266,6 +269,21 @@ RULES: tuple[Rule, ...] = (
         "was not baked in is missing, and TensorBoard events or the dataset index cache written "
         "there vanish with the pod",
         "put the path under storage.mount_path (or make sure the image contains the file)",
+    ),
+    # ---- variable references in values ---------------------------------------------------------
+    Rule(
+        "variable-reference",
+        "warning",
+        "reference",
+        "",
+        "$(",
+        ALL,
+        "Kubernetes substitutes $(NAME) in a container's command, args and env with the variable's "
+        "value (a Secret's too), which then sits in argv, `ps` and the trainer's printed arguments "
+        "in train.log; the kit escapes it ($$(NAME)) so the value is passed on as written, as the "
+        "sbatch script and the local backend pass it",
+        "if the trainer should get a variable's value, read it in the program (os.environ); "
+        "otherwise rename the text so it has no $(...)",
     ),
     # ---- the pod ------------------------------------------------------------------------------
     Rule(
@@ -347,7 +365,18 @@ ENV_KINDS = ("equal", "contains", "set", "same_as", "local_path", "unset", "not_
 
 # Words of a variable name (split at '_') that mark a credential, and the words before KEY that do.
 SECRET_WORDS = frozenset(
-    {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "PASSPHRASE", "CREDENTIALS", "APIKEY", "ACCESSKEY", "SECRETKEY"}
+    {
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIALS",
+        "APIKEY",
+        "ACCESSKEY",
+        "SECRETKEY",
+        "PAT",
+    }
 )
 KEY_QUALIFIERS = frozenset(
     {"ACCESS", "API", "SECRET", "PRIVATE", "AUTH", "CLIENT", "ENCRYPTION", "SIGNING", "LICENSE", "MASTER"}
@@ -383,9 +412,26 @@ def looks_secret(name: str) -> bool:
     return any(w == "KEY" and i > 0 and words[i - 1] in KEY_QUALIFIERS for i, w in enumerate(words))
 
 
+def secret_reason(name: str, value: str) -> str | None:
+    """Why the literal ``value`` of variable ``name`` is taken for a credential, or None.
+
+    By name (``HF_TOKEN``) or by the value's shape (``secret_shapes``: an ``hf_...`` token in
+    ``WANDB_KEY``, ``user:password@`` in ``DATABASE_URL``, a long random string); switches such as
+    0/1/true are never credentials.
+    """
+    from .secret_shapes import shape_of
+
+    if value.strip().lower() in NON_SECRET_VALUES:
+        return None
+    if looks_secret(name):
+        return "its name says it is a credential"
+    shape = shape_of(value)
+    return f"its value looks like {shape}" if shape else None
+
+
 def literal_secret(name: str, value: str) -> bool:
-    """A literal ``value`` in a variable named like a credential (switches such as 0/1/true are not)."""
-    return looks_secret(name) and value.strip().lower() not in NON_SECRET_VALUES
+    """A literal ``value`` that is a credential by its variable's name or by its own shape."""
+    return secret_reason(name, value) is not None
 
 
 def applies(rule: Rule, fabric: str) -> bool:

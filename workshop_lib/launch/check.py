@@ -70,11 +70,11 @@ def _secret_findings(rule: Rule, env: dict[str, str]) -> list[Finding]:
         Finding(
             rule.severity,
             rule.rule,
-            f"{var} holds a literal value and its name says it is a credential: {rule.reason}",
+            f"{var} holds a literal value and {why}: {rule.reason}",
             rule.fix.replace("NAME", var, 1),
         )
         for var, value in env.items()
-        if nccl_rules.literal_secret(var, value)
+        if (why := nccl_rules.secret_reason(var, value))
     ]
 
 
@@ -210,6 +210,19 @@ def check_paths(spec: JobSpec) -> list[Finding]:
     return out
 
 
+def check_references(spec: JobSpec) -> list[Finding]:
+    """``$(NAME)`` in an arg or literal env value: one warning per field (the value is never repeated)."""
+    from ..k8sfields import has_reference
+    from .jobspec import arg_values
+
+    out = []
+    for rule in (r for r in RULES if r.kind == "reference"):
+        fields = [f"args.{k}" for k, v in spec.args.items() if any(map(has_reference, arg_values(k, v)))]
+        fields += [f"env.{k}" for k, v in spec.env.items() if isinstance(v, str) and has_reference(v)]
+        out += [_finding(rule, f"{f} holds a $(...) variable reference") for f in fields]
+    return out
+
+
 def check_plan(spec: JobSpec) -> list[Finding]:
     """The training flags against the cluster, by the calculator (world size, batches, TP, memory)."""
     try:
@@ -241,6 +254,7 @@ def check_job(spec: JobSpec) -> list[Finding]:
     findings = check_env(spec.literal_env(), spec.platform_info.fabric, mount)
     findings += check_pod(spec, pytorchjob(spec))
     findings += check_paths(spec)
+    findings += check_references(spec)
     findings += check_plan(spec)
     return sorted(findings, key=lambda f: f.severity != "error")
 
@@ -251,7 +265,8 @@ def rules_table() -> list[dict[str, Any]]:
         {
             "rule": r.rule,
             "severity": r.severity,
-            "variable": r.var or {"pod": "(pod)", "volume_path": "(args)"}.get(r.kind, "(by name)"),
+            "variable": r.var
+            or {"pod": "(pod)", "volume_path": "(args)", "reference": "(args, env)"}.get(r.kind, "(by name)"),
             "kind": r.kind,
             "value": r.value,
             "fabrics": ",".join(r.fabrics),

@@ -14,6 +14,22 @@ import argparse
 from pathlib import Path
 
 
+def _positive(kind: type, flag: str):
+    """An argparse type: a number > 0, else the usual one-line usage error naming ``flag``."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+        if not value > 0 or value != value or value == float("inf"):
+            raise argparse.ArgumentTypeError(f"{text}: must be greater than 0 (e.g. {flag} 30)")
+        return value
+
+    parse.__name__ = kind.__name__  # argparse names the type in its messages
+    return parse
+
+
 def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument(
         "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (contract 'Launch')"
@@ -26,6 +42,13 @@ def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument("--namespace", help="namespace (default: the job's)")
     p.add_argument(
         "--run-dir", type=Path, help="run directory for the local backend and logs (default: runs/workshop)"
+    )
+    p.add_argument(
+        "--request-timeout",
+        type=_positive(float, "--request-timeout"),
+        default=None,
+        metavar="SECONDS",
+        help="give up on an API request the server has not answered after this long (default 30)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
 
@@ -41,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="VAR",
-        help="write VAR's literal value although its name looks like a credential (it is not one)",
+        help="write VAR's literal value although its name or value looks like a credential (it is not one)",
     )
     p.set_defaults(func=_render)
 
@@ -56,7 +79,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="delete an existing job of that name first")
     p.add_argument("--force", action="store_true", help="submit even when `workshop check` finds errors")
     p.add_argument("--skip-preflight", action="store_true", help="do not check the cluster first")
-    p.add_argument("--train-iters", type=int, default=None, help="local backend: iterations of the tiny run")
+    p.add_argument(
+        "--train-iters",
+        type=_positive(int, "--train-iters"),
+        default=None,
+        help="local backend: iterations of the tiny run (default 30)",
+    )
     p.set_defaults(func=_apply)
 
     p = sub.add_parser(
@@ -72,7 +100,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--all", action="store_true", help="every pod (each line prefixed), not just rank 0 and the last rank"
     )
     p.add_argument("--out", type=Path, help="log file to write (default: <run>/train/train.log)")
-    p.add_argument("--timeout", type=float, default=None, help="give up after this many seconds")
+    p.add_argument(
+        "--timeout", type=_positive(float, "--timeout"), default=None, help="give up after this many seconds"
+    )
     p.set_defaults(func=_logs)
 
     p = sub.add_parser("delete", help="delete the job (stop the local run)")
@@ -91,6 +121,7 @@ def _render(args: argparse.Namespace) -> int:
     """
     from ..cli import emit_text
     from ..errors import UsageError
+    from ..facts import nccl_rules
     from . import check, jobspec, render
 
     spec = jobspec.load(args.config)
@@ -98,8 +129,8 @@ def _render(args: argparse.Namespace) -> int:
     if secrets:
         var = secrets[0]
         raise UsageError(
-            f"{spec.source}: env.{var}: a literal value in a credential's variable is never written into a "
-            f"manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
+            f"{spec.source}: env.{var}: a literal credential ({nccl_rules.secret_reason(var, spec.literal_env()[var])}) "
+            f"is never written into a manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
             f"(or pass --allow-literal-env {var} if it is not a credential)"
         )
     text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
@@ -151,6 +182,7 @@ def _target(args: argparse.Namespace):
         context=args.context,
         run_dir=args.run_dir,
         train_iters=getattr(args, "train_iters", None),
+        request_timeout=args.request_timeout,
     )
 
 
@@ -178,10 +210,11 @@ def _apply(args: argparse.Namespace) -> int:
 
 def _status(args: argparse.Namespace) -> int:
     from ..cli import print_json
+    from ..redact import redact_tree
     from . import backends
 
     job, backend = _target(args)
-    st = backend.status(job)
+    st = redact_tree(backend.status(job))  # events and conditions are the server's text
     print_json(st) if args.json else print(backends.format_status(st))
     return 0
 
@@ -189,6 +222,15 @@ def _status(args: argparse.Namespace) -> int:
 def _logs(args: argparse.Namespace) -> int:
     from ..cli import print_json, progress
 
+    if args.out is not None:  # an unusable --out is one line before any backend work, on every backend
+        from ..errors import UsageError
+        from ..fsutil import ensure_output_dir
+
+        if args.out.is_dir():
+            raise UsageError(
+                f"--out {args.out}: is a directory; give a file name, e.g. {args.out / 'train.log'}"
+            )
+        ensure_output_dir(args.out.parent, "--out")
     job, backend = _target(args)
     sink = progress if args.json else (lambda line: print(line, flush=True))
     result = backend.logs(

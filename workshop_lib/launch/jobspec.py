@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import functools
 import os
-import posixpath
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -30,6 +29,10 @@ from typing import Any
 from ..errors import UsageError
 from ..facts import hardware, platforms
 from ..fsutil import check_k8s_name
+from ..k8sfields import SYSTEM_TREES, WHOLE_DIRS, check_image, check_mount_path, quantity_bytes
+from ..safeyaml import clip, has_control
+
+__all__ = ["SYSTEM_TREES", "WHOLE_DIRS", "JobSpec", "load", "from_dict", "flag_tokens", "quantity_bytes"]
 
 BACKENDS = ("kubernetes", "local")
 REQUIRED = ("name", "image", "instance_type", "nodes", "args")
@@ -40,8 +43,9 @@ _FLAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # A Secret's name is a DNS subdomain; its data keys are letters, digits, '-', '_' and '.'.
 _SECRET_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-_QUANTITY = re.compile(r"^([0-9]+)(Ki|Mi|Gi|Ti)?$")
-_UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
+# Megatron flags that take several values (``nargs='*'``): a blend's weights and prefixes. The
+# trainer's parser is the authority (:func:`multi_value_flags`); these are Megatron-LM's own.
+MULTI_VALUE_FLAGS = frozenset({"data-path", "train-data-path", "valid-data-path", "test-data-path"})
 
 Scalar = str | int | float | bool
 
@@ -123,15 +127,9 @@ class JobSpec:
         return {k: v for k, v in self.effective_env().items() if isinstance(v, str)}
 
 
-def quantity_bytes(value: str) -> int:
-    """Bytes in a Kubernetes binary quantity such as ``128Gi`` (UsageError-free: ValueError if bad)."""
-    m = _QUANTITY.match(str(value))
-    if not m:
-        raise ValueError(value)
-    return int(m.group(1)) * _UNITS[m.group(2)]
-
-
 def _fail(src: str, fld: str, msg: str) -> UsageError:
+    """One line naming the file and field; a field name from the file is cut short (it can be anything)."""
+    fld = fld if len(fld) <= 80 and not has_control(fld) else clip(fld, 60)
     return UsageError(f"{src}: {fld}: {msg}")
 
 
@@ -145,53 +143,9 @@ def _env_value(value: Any) -> str:
     return str(value)
 
 
-# Where the shared volume must not be mounted: over these trees the image's system files or the
-# kernel's and runtime's file systems disappear from the container ...
-SYSTEM_TREES = {
-    "/etc": "the image's configuration (users, DNS resolution, certificates)",
-    "/usr": "the image's programs and libraries (Python, CUDA, NCCL)",
-    "/bin": "the image's programs",
-    "/sbin": "the image's programs",
-    "/lib": "the image's libraries",
-    "/lib64": "the image's libraries",
-    "/boot": "the image's boot files",
-    "/dev": "the devices (the GPUs, EFA/IB NICs and /dev/shm)",
-    "/proc": "the kernel's process file system",
-    "/sys": "the kernel's device file system",
-    "/run": "the runtime's sockets and secrets",
-}
-# ... and these directories as a whole hide what the image keeps in them.
-WHOLE_DIRS = {
-    "/tmp": "local scratch (TRITON_CACHE_DIR and other caches must stay off the shared volume)",
-    "/var": "the image's state and logs",
-    "/opt": "the image's installs (EFA, aws-ofi-nccl, conda live in /opt)",
-    "/home": "the users' home directories",
-    "/root": "root's home directory (pip and Hugging Face caches)",
-}
-
-
 def _mount_path(src: str, mount: Any) -> str:
-    """An absolute, normalised mount point that hides nothing the container needs."""
-    fld = "storage.mount_path"
-    if not isinstance(mount, str) or not mount.startswith("/"):
-        raise _fail(src, fld, f"{mount!r} must be an absolute path such as /shared")
-    path = mount.rstrip("/") or "/"
-    if ".." in path.split("/") or "//" in path or posixpath.normpath(path) != path:
-        raise _fail(
-            src,
-            fld,
-            f"{mount!r} is not a normalised path ('..', '.', '//'); write it plainly, e.g. /shared",
-        )
-    if path == "/":
-        raise _fail(
-            src, fld, "'/' would hide the whole image; mount the volume on its own directory, e.g. /shared"
-        )
-    for tree, what in SYSTEM_TREES.items():
-        if path == tree or path.startswith(tree + "/"):
-            raise _fail(src, fld, f"{mount!r} is under {tree}, which holds {what}; mount on e.g. /shared")
-    if path in WHOLE_DIRS:
-        raise _fail(src, fld, f"{mount!r} would hide {WHOLE_DIRS[path]}; mount on e.g. /shared")
-    return path
+    """An absolute, normalised mount point that hides nothing the container needs (``k8sfields``)."""
+    return check_mount_path(mount, "storage.mount_path", prefix=f"{src}: ")
 
 
 @functools.lru_cache(maxsize=1)
@@ -219,6 +173,69 @@ def numeric_flags() -> dict[str, type]:
     return out
 
 
+@functools.lru_cache(maxsize=1)
+def multi_value_flags() -> frozenset[str]:
+    """Flags (no dashes) that take several values: the trainer's ``nargs`` flags and Megatron's blends.
+
+    Only these split a string at whitespace (``data-path: "0.3 /a 0.7 /b"``); any other string value
+    is one argument whatever it holds, so ``save: "/shared/x --load /tmp/y"`` cannot add a flag.
+    """
+    out = set(MULTI_VALUE_FLAGS)
+    try:
+        from ..train.arguments import build_parser
+    except ImportError:
+        return frozenset(out)
+    for action in build_parser()._actions:
+        if action.nargs in ("*", "+") or isinstance(action.nargs, int) and action.nargs > 1:
+            out.update(o[2:] for o in action.option_strings if o.startswith("--"))
+    return frozenset(out)
+
+
+def arg_values(flag: str, value: Any) -> list[str]:
+    """The separate command-line values of one job-YAML arg (empty for ``true``/``false``/``null``)."""
+    if value is None or isinstance(value, bool):
+        return []
+    if isinstance(value, list):
+        return [str(v) for v in value]
+    if isinstance(value, str) and flag in multi_value_flags():
+        return value.split()
+    return [str(value)]
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_arg_value(src: str, flag: str, value: Any) -> None:
+    """Each value stays one argument: no control characters, and no value of several that reads as a flag.
+
+    ``--flag=value`` keeps a single value whole whatever it holds; the values of a multi-value flag
+    are separate arguments, and one starting with ``-`` (``/x --save /tmp/evil``) would be parsed by
+    the trainer as a flag of its own.
+    """
+    for item in [value] if isinstance(value, str) else value if isinstance(value, list) else []:
+        if isinstance(item, str) and has_control(item):
+            raise _fail(
+                src,
+                f"args.{flag}",
+                f"{clip(item)} holds a control character (newline, tab, NUL); write it on one line",
+            )
+    values = arg_values(flag, value)
+    if len(values) > 1 or isinstance(value, list):
+        for item in values:
+            if item.startswith("-") and not _is_number(item):
+                raise _fail(
+                    src,
+                    f"args.{flag}",
+                    f"the value {clip(item)} starts with '-', so the trainer would read it as a flag; "
+                    f"give {flag} only its own values (each other flag is a key of args)",
+                )
+
+
 def _check_arg_type(src: str, flag: str, value: Any) -> None:
     """A value the trainer's ``int``/``float`` flag would refuse (``two``, ``2.5``, ``true``) is a UsageError."""
     kind = numeric_flags().get(flag)
@@ -226,7 +243,7 @@ def _check_arg_type(src: str, flag: str, value: Any) -> None:
         return
     want = "a whole number" if kind is int else "a number"
     example = "2" if kind is int else "1.0e-5"
-    problem = f"{value!r} is not {want}; write e.g. {flag}: {example}"
+    problem = f"{clip(value)} is not {want}; write e.g. {flag}: {example}"
     if isinstance(value, bool | list):
         raise _fail(src, f"args.{flag}", problem)
     if kind is int:
@@ -285,18 +302,23 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
     name = name_field("name", data["name"])
     # PyTorchJob pods are named <name>-worker-<i>; keep room for the suffix within 63 characters.
     if len(name) > 48:
-        raise _fail(src, "name", f"{name!r} is {len(name)} characters; use at most 48 so pod names fit")
+        raise _fail(src, "name", f"{clip(name)} is {len(name)} characters; use at most 48 so pod names fit")
     namespace = name_field("namespace", data.get("namespace", "default"))
-    image = data["image"]
-    if not isinstance(image, str) or not image.strip() or any(c.isspace() for c in image):
-        raise _fail(src, "image", f"{image!r} is not an image reference; write e.g. registry/repo:tag")
+    image = check_image(data["image"], "image", prefix=f"{src}: ")
+    for key in ("instance_type", "platform"):  # looked up by name in a table: a short string or nothing
+        if key in data and not (isinstance(data[key], str) and len(data[key]) <= 64):
+            raise _fail(
+                src, key, f"{clip(data[key])} is not a name from the table; see the contract's example"
+            )
     try:
         hardware.instance(str(data["instance_type"]))
     except UsageError as exc:
         raise UsageError(f"{src}: {exc}") from None
     nodes = data["nodes"]
     if isinstance(nodes, bool) or not isinstance(nodes, int) or nodes < 1:
-        raise _fail(src, "nodes", f"{nodes!r} is not a positive whole number of nodes; write e.g. nodes: 2")
+        raise _fail(
+            src, "nodes", f"{clip(nodes)} is not a positive whole number of nodes; write e.g. nodes: 2"
+        )
     plat_name = data.get("platform", "eks-efa")
     try:
         plat = platforms.platform(str(plat_name))
@@ -332,6 +354,12 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
                 "the value must be a string or number (null removes a default), "
                 "or a Secret reference {secret: NAME, key: KEY}",
             )
+        if isinstance(value, str) and has_control(value):
+            raise _fail(
+                src,
+                f"env.{key}",
+                "the value holds a control character (newline, tab, NUL); write it on one line",
+            )
         env[key] = None if value is None else _env_value(value)
 
     args_in = data["args"]
@@ -346,7 +374,7 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
             raise _fail(src, f"args.{key_s}", f"write the flag without leading dashes: {key_s.lstrip('-')}")
         if "_" in key_s:
             raise _fail(src, f"args.{key_s}", f"Megatron flags use dashes: {key_s.replace('_', '-')}")
-        if not _FLAG.match(key_s):
+        if not _FLAG.match(key_s) or len(key_s) > 64:
             raise _fail(src, f"args.{key_s}", "not a Megatron flag name (lowercase letters, digits, '-')")
         if isinstance(value, list):
             if not value or not all(_scalar(v) and not isinstance(v, bool) for v in value):
@@ -354,11 +382,12 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
         elif value is not None and not _scalar(value):
             raise _fail(src, f"args.{key_s}", "the value must be a string, number, true/false or a list")
         _check_arg_type(src, key_s, value)
+        _check_arg_value(src, key_s, value)
         args[key_s] = value
 
     backend = data.get("backend", "kubernetes")
     if backend not in BACKENDS:
-        raise _fail(src, "backend", f"{backend!r} is not a backend; use one of {', '.join(BACKENDS)}")
+        raise _fail(src, "backend", f"{clip(backend)} is not a backend; use one of {', '.join(BACKENDS)}")
     sharp = data.get("sharp", False)
     if not isinstance(sharp, bool):
         raise _fail(src, "sharp", "write true or false")
@@ -380,12 +409,14 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
             raise _fail(src, f"resources.{key}", f"unknown field; use {', '.join(RESOURCE_KEYS)}")
         if key in ("gpus_per_node", "nics_per_node", "cpu"):
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise _fail(src, f"resources.{key}", f"{value!r} must be a whole number >= 0")
+                raise _fail(src, f"resources.{key}", f"{clip(value)} must be a whole number >= 0")
         else:
             try:
                 quantity_bytes(value)
             except ValueError:
-                raise _fail(src, f"resources.{key}", f"{value!r} is not a size; write e.g. 128Gi") from None
+                raise _fail(
+                    src, f"resources.{key}", f"{clip(value)} is not a size; write e.g. 128Gi"
+                ) from None
             value = str(value)
         resources[key] = value
     if resources.get("gpus_per_node") == 0:
@@ -410,35 +441,31 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
 
 
 def load(path: str | os.PathLike[str]) -> JobSpec:
-    """Read and validate a job YAML file."""
-    import yaml
+    """Read and validate a job YAML file (a regular file of at most 1 MiB, no aliases: ``safeyaml``).
 
+    The file's name ends up in messages, in the sbatch script's header comment and in ``kubectl``
+    hints, so a name with a control character (a newline) is refused here, once for all of them.
+    """
+    from .. import safeyaml
+
+    if safeyaml.has_control(str(path)):
+        raise UsageError(
+            f"--config {safeyaml.shown(path)}: the file name holds a control character (newline, tab, ESC); "
+            "rename the file"
+        )
     p = Path(path)
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise UsageError(
-            f"{p}: no such job file; write one (see the contract) or run notebook 02 first"
-        ) from None
-    except (IsADirectoryError, UnicodeDecodeError, PermissionError) as exc:
-        raise UsageError(
-            f"{p}: cannot read the job file ({exc.__class__.__name__}); pass a YAML file"
-        ) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise UsageError(f"{p}{line}: {problem}; fix the YAML syntax there") from None
+    data = safeyaml.load_file(p, "job file", missing="write one (see the contract) or run notebook 02 first")
     return from_dict(data, str(p))
 
 
 def flag_tokens(args: Mapping[str, Any]) -> list[str]:
     """Megatron command-line tokens for job-YAML args (``True`` = bare flag, ``False``/``None`` omitted).
 
-    Scalars become ``--flag=value``; lists and strings with spaces (a blend's ``data-path``) become
-    ``--flag`` followed by one token per value, as Megatron's ``nargs='*'`` flags expect.
+    Every value is exactly one token, whatever it holds (spaces included): a single value is
+    ``--flag=value``; a list, or a multi-value flag's string (a blend's ``data-path: "0.7 /a 0.3 /b"``,
+    see :func:`multi_value_flags`), is ``--flag`` followed by one token per value, as Megatron's
+    ``nargs='*'`` flags expect. Every target (PyTorchJob, sbatch, local) passes these tokens as
+    separate arguments, so they reach the trainer as they are here.
     """
     out: list[str] = []
     for key, value in args.items():
@@ -446,10 +473,8 @@ def flag_tokens(args: Mapping[str, Any]) -> list[str]:
             out.append(f"--{key}")
         elif value is False or value is None:
             continue
-        elif isinstance(value, list):
-            out += [f"--{key}", *map(str, value)]
-        elif isinstance(value, str) and len(value.split()) > 1:
-            out += [f"--{key}", *value.split()]
+        elif isinstance(value, list) or (isinstance(value, str) and len(arg_values(key, value)) > 1):
+            out += [f"--{key}", *arg_values(key, value)]
         else:
             out.append(f"--{key}={value}")
     return out

@@ -13,7 +13,10 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+from ..errors import UsageError
 from ..facts import platforms as P
+from ..k8sfields import k8s_literal
+from ..safeyaml import has_control
 from .jobspec import EnvValue, JobSpec, SecretRef, flag_tokens
 
 GIB = 1024**3
@@ -54,14 +57,16 @@ def torchrun_args(spec: JobSpec) -> list[str]:
         # The operator injects MASTER_ADDR, MASTER_PORT and RANK (the pod's node rank) into every pod.
         cmd += ["--node_rank=$(RANK)", "--master_addr=$(MASTER_ADDR)", "--master_port=$(MASTER_PORT)"]
     # "etcd": torchrun reads PET_RDZV_BACKEND/PET_RDZV_ENDPOINT, set by the operator from elasticPolicy.
-    return [*cmd, "-m", TRAINER_MODULE, *flag_tokens(spec.args)]
+    # Only the references above are the kit's; a "$(VAR)" in the job's own args is escaped so the
+    # kubelet passes it on as written (unescaped, a Secret's value would land in argv and the log).
+    return [*cmd, "-m", TRAINER_MODULE, *map(k8s_literal, flag_tokens(spec.args))]
 
 
 def env_entry(name: str, value: EnvValue) -> dict[str, Any]:
     """One container ``env`` entry: a literal ``value``, or ``valueFrom.secretKeyRef`` for a Secret."""
     if isinstance(value, SecretRef):
         return {"name": name, "valueFrom": {"secretKeyRef": {"name": value.secret, "key": value.key}}}
-    return {"name": name, "value": value}
+    return {"name": name, "value": k8s_literal(value)}  # "$(VAR)" kept literal, as sbatch keeps it
 
 
 def _labels(spec: JobSpec, role: str | None = None) -> dict[str, str]:
@@ -230,8 +235,22 @@ def to_yaml(docs: list[dict[str, Any]], header: str = "") -> str:
     return header + body
 
 
+def _comment(text: str) -> str:
+    """A shell comment line; a control character (a newline ends the comment) is refused, never written."""
+    if has_control(text):
+        raise UsageError(
+            f"{ascii(text)}: a control character (newline, tab, ESC) cannot go into the sbatch script's "
+            "comments; rename the job file"
+        )
+    return f"# {text}"
+
+
 def render_slurm(spec: JobSpec) -> str:
-    """An sbatch script running the same trainer with the same environment (pyxis/enroot container)."""
+    """An sbatch script running the same trainer with the same environment (pyxis/enroot container).
+
+    Every value from the job file is ``shlex.quote``-d where the shell reads it, and only checked
+    text (no control characters) goes into comments, so no value can add a command to the script.
+    """
     size = pod_sizing(spec)
     lines = [
         "#!/bin/bash",
@@ -241,7 +260,10 @@ def render_slurm(spec: JobSpec) -> str:
         f"#SBATCH --gpus-per-node={spec.gpus_per_node}",
         "#SBATCH --exclusive",
         "#SBATCH --output=%x_%j.out",
-        f"# Rendered by `workshop render --target slurm` from {Path(spec.source).name} ({spec.instance_type}, platform {spec.platform}).",
+        _comment(
+            f"Rendered by `workshop render --target slurm` from {Path(spec.source).name} "
+            f"({spec.instance_type}, platform {spec.platform})."
+        ),
         "set -euo pipefail",
         "",
         "# NCCL/EFA environment (see `workshop check` for the reason behind each variable)",
@@ -251,7 +273,9 @@ def render_slurm(spec: JobSpec) -> str:
             # Never inlined: sbatch passes the submitting user's environment (--export=ALL) to the job.
             where = f"on Kubernetes: Secret {v.secret}, key {v.key}"
             lines += [
-                f"# {k}: read from the environment of the user who runs sbatch ({where}); never written here",
+                _comment(
+                    f"{k}: read from the environment of the user who runs sbatch ({where}); never written here"
+                ),
                 f': "${{{k}:?export {k} in your shell before sbatch ({where})}}"',
                 f"export {k}",
             ]

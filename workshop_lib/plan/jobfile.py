@@ -174,6 +174,7 @@ def write_job_yaml(path: str | os.PathLike[str], job: Mapping[str, Any]) -> Path
 
 
 def load_job_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    import yaml
+    """Read a job YAML back through the kit's one bounded YAML reader (``workshop_lib.safeyaml``)."""
+    from ..safeyaml import load_file
 
-    return yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    return load_file(path, "job file")

@@ -17,6 +17,7 @@ def get(
     context: str | None = None,
     run_dir: Path | None = None,
     train_iters: int | None = None,
+    request_timeout: float | None = None,
     **extra: Any,
 ) -> Backend:
     """The backend named ``kind`` ("local" or "kubernetes"); the Kubernetes client loads lazily."""
@@ -27,7 +28,9 @@ def get(
     if kind == "kubernetes":
         from .kubernetes import KubernetesBackend
 
-        return KubernetesBackend(kubeconfig=kubeconfig, context=context, run_dir=run_dir, **extra)
+        return KubernetesBackend(
+            kubeconfig=kubeconfig, context=context, run_dir=run_dir, request_timeout=request_timeout, **extra
+        )
     from ...errors import UsageError
 
     raise UsageError(f"backend: unknown {kind!r}; use local or kubernetes")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import queue
 import threading
@@ -28,6 +29,7 @@ from typing import Any
 
 from ...errors import UsageError, WorkshopError
 from ...paths import DEFAULT_RUN_DIR, RunDir
+from ...redact import one_line, redact
 from .. import render
 from .base import LineSink
 
@@ -38,15 +40,55 @@ INSTALL_OPERATOR = (
     '"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1"'
 )
 RUNNING_PHASES = ("Running", "Succeeded", "Failed")
+# Every request is bounded (connect, read) unless it gives its own bound: an API server that accepts
+# and never answers must cost a bounded wait and one line, not a hang.
+DEFAULT_REQUEST_TIMEOUT = 30.0
+CONNECT_TIMEOUT = 10.0
 
 
 def _status_message(exc: Any) -> str:
-    """The server's own reason from a Status body, else the HTTP reason."""
+    """The server's own reason from a Status body, else the HTTP reason; one redacted, bounded line.
+
+    The body is the server's (or a proxy's) text: an echoing proxy puts the request's
+    ``Authorization: Bearer ...`` in it, so it never reaches a message unredacted.
+    """
     try:
         body = json.loads(exc.body or "{}")
-        return str(body.get("message") or exc.reason or "")
+        text = body.get("message") if isinstance(body, dict) else None
+        return one_line(str(text or exc.reason or ""))
     except (TypeError, ValueError):
-        return str(exc.reason or "")
+        return one_line(str(exc.reason or ""))
+
+
+class _ExecLog(logging.Handler):
+    """Collects what the kubeconfig loader logs (an exec credential plugin's failure, on the root
+    logger), so it becomes one error line instead of several log lines on stderr."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        with contextlib.suppress(Exception):
+            self.messages.append(record.getMessage())
+
+
+class _NoRetryNoise(logging.Filter):
+    """urllib3's "Retrying (...)" warnings: the retries are bounded, and a failure is one error line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("Retrying (")
+
+
+_NO_RETRY_NOISE = _NoRetryNoise()
+
+
+class Unreachable(WorkshopError):
+    """A request that could not connect or was not answered in time (every call raises this one)."""
+
+    def __init__(self, message: str, cause: BaseException):
+        super().__init__(message)
+        self.cause = cause
 
 
 class KubernetesBackend:
@@ -60,13 +102,15 @@ class KubernetesBackend:
         poll_seconds: float = 2.0,
         retry_seconds: float = 1.0,
         read_timeout: float = 120.0,
+        request_timeout: float | None = None,
     ):
         self.kubeconfig = kubeconfig
         self.context = context
         self.run = RunDir(Path(run_dir) if run_dir else DEFAULT_RUN_DIR)
         self.poll = poll_seconds
         self.retry = retry_seconds
-        self.read_timeout = read_timeout
+        self.read_timeout = read_timeout  # the longest a followed log stream may stay silent
+        self.request_timeout = float(request_timeout or DEFAULT_REQUEST_TIMEOUT)
         self._api = None
 
     # ---- client and error mapping -----------------------------------------------------------------
@@ -86,17 +130,29 @@ class KubernetesBackend:
                 raise WorkshopError(
                     "the kubernetes Python client is not installed; pip install kubernetes"
                 ) from None
-            where = self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config"
+            from ...safeyaml import shown
+
+            where = shown(self.kubeconfig or os.environ.get("KUBECONFIG") or "~/.kube/config")
             regenerate = (
                 "pass --kubeconfig FILE or set KUBECONFIG (EKS: `aws eks update-kubeconfig --name CLUSTER`; "
                 "AKS: `az aks get-credentials`)"
             )
             if self.kubeconfig is not None and not Path(self.kubeconfig).is_file():
                 what = "is a directory" if Path(self.kubeconfig).is_dir() else "no such file"
-                raise UsageError(f"--kubeconfig {self.kubeconfig}: {what}; {regenerate}")
+                raise UsageError(f"--kubeconfig {shown(self.kubeconfig)}: {what}; {regenerate}")
+            self._check_kubeconfig_files(regenerate)
+            from kubernetes import client
+
+            cfg = client.Configuration()
+            captured = _ExecLog()
+            root = logging.getLogger()
+            root.addHandler(captured)  # also keeps logging.error() from calling basicConfig()
             try:
-                self._api = config.new_client_from_config(
-                    config_file=self.kubeconfig, context=self.context, persist_config=False
+                config.load_kube_config(
+                    config_file=self.kubeconfig,
+                    context=self.context,
+                    client_configuration=cfg,
+                    persist_config=False,
                 )
             except yaml.YAMLError as exc:
                 mark = getattr(exc, "problem_mark", None)
@@ -118,7 +174,70 @@ class KubernetesBackend:
                     f"kubeconfig {where}: cannot be read as a kubeconfig (a YAML mapping of clusters, users "
                     f"and contexts); {regenerate}"
                 ) from None
+            finally:
+                root.removeHandler(captured)
+            if captured.messages:  # the exec credential plugin (aws eks get-token, kubelogin) failed
+                raise WorkshopError(
+                    f"kubeconfig {where}: the credential plugin failed: {one_line(captured.messages[0], 200)}; "
+                    f"fix or log in to the tool it runs, or {regenerate}"
+                )
+            self._api = self._bounded_client(client, cfg)
         return self._api
+
+    def _check_kubeconfig_files(self, regenerate: str) -> None:
+        """Read each kubeconfig file through the kit's bounded YAML reader before the client does.
+
+        The client's own ``yaml.safe_load`` has no bound: an alias bomb or ``/dev/zero`` as
+        ``--kubeconfig`` would run it out of memory. A file that passes has no aliases, is a regular
+        file of at most 1 MiB and is at most 100 levels deep, so the client's second read is cheap.
+        """
+        from ... import safeyaml
+
+        if self.kubeconfig is not None:
+            paths = [self.kubeconfig]
+        else:
+            env = os.environ.get("KUBECONFIG")
+            paths = [p for p in env.split(os.pathsep) if p] if env else ["~/.kube/config"]
+        for path in paths:
+            p = Path(path).expanduser()
+            if not p.exists():
+                continue  # the client reports a missing file with its own message
+            try:
+                safeyaml.load_file(p, "kubeconfig", all_documents=True)
+            except UsageError as exc:
+                if "syntax" in str(exc):  # the client's message names the line; keep it
+                    continue
+                raise UsageError(f"kubeconfig: {exc}; {regenerate}") from None
+
+    def _bounded_client(self, client: Any, cfg: Any) -> Any:
+        """An ApiClient whose every request has a (connect, read) timeout and at most two connect retries."""
+        from urllib3.util.retry import Retry
+
+        cfg.retries = Retry(total=2, connect=2, read=0, redirect=0, status=0, other=0)
+        logging.getLogger("urllib3.connectionpool").addFilter(_NO_RETRY_NOISE)
+        api = client.ApiClient(cfg)
+        rest = api.rest_client
+        request = rest.request
+        default = (min(CONNECT_TIMEOUT, self.request_timeout), self.request_timeout)
+
+        from urllib3.exceptions import HTTPError
+
+        def bounded(method, url, headers=None, body=None, post_params=None, _request_timeout=None):
+            try:
+                return request(
+                    method,
+                    url,
+                    headers=headers,
+                    body=body,
+                    post_params=post_params,
+                    _request_timeout=_request_timeout or default,
+                )
+            except (HTTPError, OSError) as exc:  # every call, also those made outside _call
+                path = url.split("?", 1)[0].split("://", 1)[-1].partition("/")[2]
+                raise self._unreachable(exc, f"{method} /{path}") from None
+
+        rest.request = bounded
+        return api
 
     def _clients(self):
         from kubernetes import client
@@ -134,12 +253,28 @@ class KubernetesBackend:
             return fn(*args, **kw)
         except ApiException as exc:
             raise self._api_error(exc, what, not_found, conflict) from None
-        except HTTPError as exc:
-            host = getattr(self.api.configuration, "host", "the API server")
-            raise WorkshopError(
-                f"cannot reach the API server at {host} while trying to {what} ({type(exc).__name__}); "
-                "check the cluster endpoint, your network/VPN and the kubeconfig"
-            ) from None
+        except Unreachable as exc:  # the same failure, told with what we were doing
+            raise self._unreachable(exc.cause, what) from None
+        except (HTTPError, OSError) as exc:
+            raise self._unreachable(exc, what) from None
+
+    def _unreachable(self, exc: BaseException, what: str) -> Unreachable:
+        """One line for a connection that failed or a server that did not answer in time."""
+        from urllib3.exceptions import MaxRetryError, ReadTimeoutError
+
+        host = redact(str(getattr(self.api.configuration, "host", "the API server")))
+        cause = exc.reason if isinstance(exc, MaxRetryError) and exc.reason else exc
+        if isinstance(cause, ReadTimeoutError | TimeoutError) or "timed out" in str(cause):
+            return Unreachable(
+                f"the API server at {host} did not answer within {self.request_timeout:g} s while trying to "
+                f"{what}; check the cluster's health and your network/VPN (--request-timeout sets the wait)",
+                exc,
+            )
+        return Unreachable(
+            f"cannot reach the API server at {host} while trying to {what} ({type(exc).__name__}); "
+            "check the cluster endpoint, your network/VPN and the kubeconfig",
+            exc,
+        )
 
     def _api_error(
         self, exc, what: str, not_found: str | None = None, conflict: str | None = None
@@ -160,9 +295,10 @@ class KubernetesBackend:
             return WorkshopError(conflict or f"conflict (409) while trying to {what}: {msg}")
         if st == 422:
             return WorkshopError(f"the server rejected the request to {what} (422 Invalid): {msg}")
+        reason = one_line(str(exc.reason or ""), 80)
         if st == 0 or st is None:
-            return WorkshopError(f"cannot reach the API server while trying to {what}: {exc.reason}")
-        return WorkshopError(f"the API server answered {st} {exc.reason} while trying to {what}: {msg}")
+            return WorkshopError(f"cannot reach the API server while trying to {what}: {reason}")
+        return WorkshopError(f"the API server answered {st} {reason} while trying to {what}: {msg}")
 
     # ---- preflight ---------------------------------------------------------------------------------
     def preflight(self, spec: Any) -> list[str]:
@@ -426,7 +562,42 @@ class KubernetesBackend:
     ) -> dict[str, Any]:
         deadline = time.time() + timeout if timeout else None
         out_path = Path(out) if out else self.run.train_log
-        names = self._wait_for_pods(ref, all_ranks, follow, deadline)
+        # The output is opened before any thread starts: an unwritable path is one line (exit 2), not
+        # an exception unwinding past running threads (which aborted the interpreter). Append mode
+        # keeps an earlier log intact until there is something to replace it with.
+        existed = out_path.exists()
+        try:
+            out_path.parent.mkdir(parents=True, exist_ok=True)
+            fh = open(out_path, "a", encoding="utf-8")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            from ...fsutil import output_error
+
+            raise output_error(out_path, "--out" if out else "--run-dir", exc) from None
+        with fh:
+            try:
+                names = self._wait_for_pods(ref, all_ranks, follow, deadline)
+            except BaseException:
+                fh.close()
+                if not existed:
+                    with contextlib.suppress(OSError):
+                        out_path.unlink()
+                raise
+            fh.seek(0)
+            fh.truncate()
+            count, errors = self._stream_pods(ref, names, follow, deadline, fh, sink)
+        if errors:
+            err = errors[0]
+            raise (
+                err
+                if isinstance(err, WorkshopError)
+                else WorkshopError(f"log streaming failed: {type(err).__name__}: {err}")
+            )
+        return {"out": str(out_path), "lines": count, "pods": names}
+
+    def _stream_pods(
+        self, ref: Any, names: list[str], follow: bool, deadline: float | None, fh: Any, sink: LineSink | None
+    ) -> tuple[int, list[BaseException]]:
+        """One follower thread per pod; their lines go to ``fh`` and ``sink`` as they come."""
         prefix = len(names) > 1
         lines: queue.Queue[tuple[str, str] | None] = queue.Queue()
         errors: list[BaseException] = []
@@ -445,32 +616,23 @@ class KubernetesBackend:
         threads = [threading.Thread(target=run, args=(n,), daemon=True) for n in names]
         for t in threads:
             t.start()
-        out_path.parent.mkdir(parents=True, exist_ok=True)
         count, open_streams = 0, len(threads)
-        with open(out_path, "w", encoding="utf-8") as fh:
-            try:
-                while open_streams:
-                    item = lines.get()
-                    if item is None:
-                        open_streams -= 1
-                        continue
-                    pod, line = item
-                    shown = f"[{_short(pod, ref.name)}] {line}" if prefix else line
-                    fh.write(line + "\n")
-                    fh.flush()
-                    count += 1
-                    if sink:
-                        sink(shown)
-            finally:
-                stop.set()
-        if errors:
-            err = errors[0]
-            raise (
-                err
-                if isinstance(err, WorkshopError)
-                else WorkshopError(f"log streaming failed: {type(err).__name__}: {err}")
-            )
-        return {"out": str(out_path), "lines": count, "pods": names}
+        try:
+            while open_streams:
+                item = lines.get()
+                if item is None:
+                    open_streams -= 1
+                    continue
+                pod, line = item
+                shown = f"[{_short(pod, ref.name)}] {line}" if prefix else line
+                fh.write(line + "\n")
+                fh.flush()
+                count += 1
+                if sink:
+                    sink(shown)
+        finally:
+            stop.set()
+        return count, errors
 
     def _wait_for_pods(self, ref: Any, all_ranks: bool, follow: bool, deadline: float | None) -> list[str]:
         self._get_job(ref)  # a clear 404 line when the job is not there
@@ -531,6 +693,7 @@ class KubernetesBackend:
         """Watch the job's pods until none is left (and the job object itself is gone)."""
         from kubernetes import watch
         from kubernetes.client.exceptions import ApiException
+        from urllib3.exceptions import HTTPError
 
         core, custom = self._clients()
         deadline = time.time() + timeout
@@ -550,20 +713,29 @@ class KubernetesBackend:
                 time.sleep(self.poll)
                 continue
             w = watch.Watch()
-            remaining = max(1, int(deadline - time.time()))
-            for event in self._call(
-                w.stream,
-                core.list_namespaced_pod,
-                ref.namespace,
-                label_selector=selector,
-                resource_version=listing.metadata.resource_version,
-                timeout_seconds=min(remaining, 30),
-                what="watch pods",
-            ):
-                if event["type"] == "DELETED":
-                    left.discard(event["object"].metadata.name)
-                if not left:
-                    w.stop()
+            window = min(max(1, int(deadline - time.time())), 30)
+            # The server ends the watch after `window` s; the client gives up 10 s after that, so a
+            # server that stops answering mid-watch costs a bounded wait (the stream is read outside
+            # _call, hence the mapping here).
+            try:
+                for event in w.stream(
+                    core.list_namespaced_pod,
+                    ref.namespace,
+                    label_selector=selector,
+                    resource_version=listing.metadata.resource_version,
+                    timeout_seconds=window,
+                    _request_timeout=(min(CONNECT_TIMEOUT, self.request_timeout), window + 10),
+                ):
+                    if event["type"] == "DELETED":
+                        left.discard(event["object"].metadata.name)
+                    if not left:
+                        w.stop()
+            except ApiException as exc:
+                raise self._api_error(exc, "watch pods") from None
+            except Unreachable as exc:
+                raise self._unreachable(exc.cause, "watch pods") from None
+            except (HTTPError, OSError) as exc:
+                raise self._unreachable(exc, "watch pods") from None
         return False
 
 
@@ -631,7 +803,10 @@ class PodFollower:
             header_params={"Accept": "*/*"},
             auth_settings=["BearerToken"],
         )
-        resp = api.call_api(*req, _request_timeout=(10, self.b.read_timeout))
+        # A followed stream may stay silent up to read_timeout (then it is re-opened from the last
+        # line); a one-shot read gets the backend's request timeout like every other call.
+        read = self.b.read_timeout if self.follow and not previous else self.b.request_timeout
+        resp = api.call_api(*req, _request_timeout=(min(CONNECT_TIMEOUT, self.b.request_timeout), read))
         if not 200 <= resp.status <= 299:
             resp.read()
             raise ApiException.from_response(http_resp=resp, body=None, data=None)
@@ -674,7 +849,12 @@ class PodFollower:
             try:
                 self._stream(emit)
                 failures = 0
-            except (HTTPError, ConnectionError, TimeoutError) as exc:  # dropped: retry from the last line
+            except (
+                HTTPError,
+                ConnectionError,
+                TimeoutError,
+                Unreachable,
+            ) as exc:  # dropped: retry from the last line
                 failures += 1
                 if failures > 30:
                     raise WorkshopError(
@@ -691,11 +871,11 @@ class PodFollower:
                 return
             phase, now = self._container()
             if now > restarts:  # the container restarted: the old one's tail first, then the new one
-                with contextlib.suppress(ApiException, HTTPError):
+                with contextlib.suppress(ApiException, HTTPError, Unreachable):
                     self._stream(emit, previous=True)
                 restarts = now
             elif phase in ("Succeeded", "Failed"):
-                with contextlib.suppress(ApiException, HTTPError):
+                with contextlib.suppress(ApiException, HTTPError, Unreachable):
                     self._stream(emit)  # whatever came after the last read
                 return
             time.sleep(self.b.retry)
