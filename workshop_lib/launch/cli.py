@@ -32,10 +32,16 @@ def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
-    p = sub.add_parser("render", help="job YAML -> PyTorchJob manifest (or sbatch script)")
+    p = sub.add_parser("render", help="job YAML -> PyTorchJob or TrainJob manifest (or sbatch script)")
     p.add_argument("--config", required=True, metavar="JOB.yaml")
     p.add_argument("--out", type=Path, help="write to FILE instead of stdout")
-    p.add_argument("--target", choices=("kubernetes", "slurm"), default="kubernetes")
+    p.add_argument(
+        "--target",
+        choices=("kubernetes", "pytorchjob", "trainjob", "slurm"),
+        default="kubernetes",
+        help="kubernetes: the operator the job's `operator:` names (default pytorchjob); pytorchjob or "
+        "trainjob: that operator whatever the file says; slurm: an sbatch script",
+    )
     p.add_argument(
         "--allow-literal-env",
         action="append",
@@ -102,7 +108,12 @@ def _render(args: argparse.Namespace) -> int:
             f"manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
             f"(or pass --allow-literal-env {var} if it is not a credential)"
         )
-    text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
+    if args.target == "slurm":
+        text = render.render_slurm(spec)
+    else:
+        from . import api
+
+        text = api.manifest_text(spec, None if args.target == "kubernetes" else args.target)
     emit_text(text, args.out)
     return 0
 
