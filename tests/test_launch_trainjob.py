@@ -199,3 +199,22 @@ def test_bad_input_is_one_line_exit_2(cli, tmp_path, args, changes, expected):
     res = cli("render", "--config", job, *args)
     assert res.code == 2 and res.out == "", res.err
     assert len(res.err.strip().splitlines()) == 1 and expected in res.err and "Traceback" not in res.err
+
+
+def test_check_applies_the_same_rules_to_both_operators(cli, tmp_path):
+    from workshop_lib.launch import check
+
+    for job in JOBS:
+        spec = jobspec.load(job)
+        assert [f for f in check.check_job(spec, "trainjob") if f.severity == "error"] == [], job.name
+    broken = _job_file(tmp_path, env={"NCCL_SOCKET_IFNAME": "eth0", "FI_PROVIDER": "tcp"}, host_network=False)
+    rules = {}
+    for target in ("pytorchjob", "trainjob"):
+        res = cli("check", "--config", broken, "--target", target, "--json")
+        assert res.code == 0, res.err
+        rules[target] = {f["rule"] for f in res.json()["findings"] if f["severity"] == "error"}
+    assert rules["pytorchjob"] == rules["trainjob"]
+    assert {"nccl-socket-ifname-eth0", "fi-provider-efa", "host-network"} <= rules["trainjob"]
+    small_shm = _job_file(tmp_path, resources={"shm_size": "1Gi"}, operator="trainjob")
+    res = cli("check", "--config", small_shm, "--json")
+    assert "shm-size" in {f["rule"] for f in res.json()["findings"]}

@@ -53,6 +53,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("check", help="job YAML against the NCCL/EFA rules, the instance and the plan")
     p.add_argument("--config", required=True, metavar="JOB.yaml")
+    p.add_argument(
+        "--target",
+        choices=("kubernetes", "pytorchjob", "trainjob"),
+        default="kubernetes",
+        help="judge the pods of this operator (kubernetes: the one the job's `operator:` names)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--strict", action="store_true", help="exit 1 when there is at least one error finding")
     p.set_defaults(func=_check)
@@ -123,7 +129,7 @@ def _check(args: argparse.Namespace) -> int:
     from . import check, jobspec
 
     spec = jobspec.load(args.config)
-    findings = check.check_job(spec)
+    findings = check.check_job(spec, None if args.target == "kubernetes" else args.target)
     if args.json:
         print_json({"findings": [f.to_dict() for f in findings]})
     elif not findings:

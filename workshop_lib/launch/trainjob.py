@@ -160,6 +160,18 @@ def trainjob(spec: JobSpec) -> dict[str, Any]:
     }
 
 
+def node_pod(spec: JobSpec) -> dict[str, Any]:
+    """The pod spec Trainer builds for each node: the runtime's pod with the TrainJob's ``trainer``
+    (command, env, resourcesPerNode) applied to the ``node`` container. What ``workshop check`` judges."""
+    runtime, job = training_runtime(spec), trainjob(spec)
+    rjob = runtime["spec"]["template"]["spec"]["replicatedJobs"][0]
+    pod = copy.deepcopy(rjob["template"]["spec"]["template"]["spec"])
+    trainer = job["spec"]["trainer"]
+    (container,) = [c for c in pod["containers"] if c["name"] == O.TRAINER_NODE]
+    container.update(command=trainer["command"], env=trainer["env"], resources=trainer["resourcesPerNode"])
+    return pod
+
+
 def render_trainjob(spec: JobSpec) -> list[dict[str, Any]]:
     """Every object a TrainJob launch needs, in the order to create them (the runtime first: the
     Trainer webhook refuses a TrainJob whose runtime does not exist yet)."""
