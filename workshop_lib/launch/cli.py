@@ -28,6 +28,12 @@ def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
         "--run-dir", type=Path, help="run directory for the local backend and logs (default: runs/workshop)"
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument(
+        "--target",
+        choices=("pytorchjob", "trainjob"),
+        default=None,
+        help="the operator to act on (default: the job YAML's `operator:`; with --name, whichever has the job)",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -68,8 +74,21 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--replace", action="store_true", help="delete an existing job of that name first")
     p.add_argument("--force", action="store_true", help="submit even when `workshop check` finds errors")
     p.add_argument("--skip-preflight", action="store_true", help="do not check the cluster first")
+    p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="server-side dry run (dryRun=All, fieldValidation=Strict): the cluster's CRD schemas and "
+        "admission webhooks judge every object; nothing is created",
+    )
     p.add_argument("--train-iters", type=int, default=None, help="local backend: iterations of the tiny run")
     p.set_defaults(func=_apply)
+
+    p = sub.add_parser(
+        "preflight",
+        help="which training operator the cluster has, and whether it can take the job (creates nothing)",
+    )
+    _add_target(p, need_config=True)
+    p.set_defaults(func=_preflight)
 
     p = sub.add_parser(
         "status", help="job conditions, pods (phase, restarts) and the events that explain them"
@@ -152,13 +171,17 @@ def _target(args: argparse.Namespace):
     if getattr(args, "name", None) is not None:
         check_k8s_name(args.name, "--name")
     if args.config:
+        from dataclasses import replace
+
         job = jobspec.load(args.config)
         if args.namespace:
-            from dataclasses import replace
-
             job = replace(job, namespace=args.namespace)
+        if args.target:
+            job = replace(job, operator=args.target)
     elif args.name:
-        job = backends.JobRef(args.name, args.namespace or "default", args.backend or "kubernetes")
+        job = backends.JobRef(
+            args.name, args.namespace or "default", args.backend or "kubernetes", operator=args.target
+        )
     else:
         raise UsageError("pass --config JOB.yaml (or --name NAME) to say which job")
     kind = args.backend or job.backend
@@ -177,6 +200,12 @@ def _apply(args: argparse.Namespace) -> int:
     from . import check
 
     job, backend = _target(args)
+    if args.dry_run and backend.name != "kubernetes":
+        from ..errors import UsageError
+
+        raise UsageError(
+            "--dry-run asks a Kubernetes API server to judge the manifests; use --backend kubernetes"
+        )
     if backend.name == "kubernetes":  # the local backend runs a tiny scaled copy; the rules are for clusters
         errors = [] if args.force else [f for f in check.check_job(job) if f.severity == "error"]
         for f in errors:
@@ -188,9 +217,38 @@ def _apply(args: argparse.Namespace) -> int:
         if not args.skip_preflight:
             for note in backend.preflight(job):
                 progress(f"note: {note}")
-    result = backend.submit(job, replace=args.replace)
+    extra = {"dry_run": True} if args.dry_run else {}
+    result = backend.submit(job, replace=args.replace, **extra)
     print_json(result) if args.json else print(result["message"])
     return 0
+
+
+def _preflight(args: argparse.Namespace) -> int:
+    """The cluster's operators and the job's preflight: exit 0 when it can take the job, else 1 with the problems."""
+    from ..cli import print_json
+    from ..errors import UsageError, WorkshopError
+
+    job, backend = _target(args)
+    if backend.name != "kubernetes":
+        raise UsageError("preflight checks a Kubernetes cluster; use --backend kubernetes")
+    cluster = backend.operators()
+    try:
+        notes, problems = backend.preflight(job), []
+    except WorkshopError as exc:
+        notes, problems = getattr(backend, "notes", []), str(exc).split("\n  - ")[1:]
+    if args.json:
+        print_json(
+            {**cluster, "operator": job.operator, "ok": not problems, "notes": notes, "problems": problems}
+        )
+    else:
+        for line in [cluster["summary"], *(n for n in notes if n != cluster["summary"])]:
+            print(f"note: {line}")
+        for line in problems:
+            print(f"problem: {line}")
+        print(
+            f"{job.name}: " + ("the cluster can take it" if not problems else f"{len(problems)} problem(s)")
+        )
+    return 1 if problems else 0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -23,13 +23,15 @@ class JobRef:
     namespace: str = "default"
     backend: str = "kubernetes"
     source: str = "<command line>"
+    operator: str | None = None  # "pytorchjob" | "trainjob"; None: whichever kind the cluster has it as
 
 
 class Backend(Protocol):
     name: str
 
     def submit(self, job: Any, *, replace: bool = False) -> dict[str, Any]:
-        """Start the job; ``{"name", "namespace", "backend", "message", ...}``."""
+        """Start the job; ``{"name", "namespace", "backend", "message", ...}``. The Kubernetes backend
+        also takes ``dry_run=True`` (a server-side dry run that creates nothing)."""
 
     def status(self, job: Any) -> dict[str, Any]:
         """``{"name", "namespace", "backend", "phase", "conditions": [..], "pods": [{"name", "phase",
