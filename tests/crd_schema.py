@@ -194,3 +194,14 @@ def check(
 def validate(obj: dict[str, Any], schemas: dict[tuple[str, str], dict[str, Any]]) -> Report:
     """Judge a manifest document by the schema of its apiVersion and kind (KeyError when no CRD has it)."""
     return check(obj, schemas[(obj["apiVersion"], obj["kind"])])[0]
+
+
+_CACHE: dict[str, dict[tuple[str, str], dict[str, Any]]] = {}
+
+
+def maybe_schemas() -> dict[tuple[str, str], dict[str, Any]]:
+    """The CRD schemas when the shared folder is there, else ``{}`` (loaded once per test process)."""
+    if "s" not in _CACHE:
+        d = crd_dir()
+        _CACHE["s"] = load_schemas(d) if d else {}
+    return _CACHE["s"]
