@@ -470,6 +470,21 @@ class FakeKubeAPI:
             ]
         }
 
+    def replace_pod(self, ns: str, pod: str) -> str:
+        """The pod is deleted (evicted, its node lost) and its Job creates a new one for the same
+        completion index, named as JobSet's pods are (a new random suffix). Returns the new name."""
+        with self.lock:
+            old = self.objects.pop(("pods", ns, pod))
+            for c in self.containers.pop((ns, pod), []):
+                c.ended = True
+            self._notify("DELETED", old)
+            self.lock.notify_all()
+        meta = old["metadata"]
+        new = f"{pod.rsplit('-', 1)[0]}-{uuid.uuid4().hex[:5]}"
+        spec = {k: v for k, v in old["spec"].items() if k != "nodeName"}
+        self._new_pod(ns, new, dict(meta["labels"]), meta["ownerReferences"][0], spec, "node-replacement")
+        return new
+
     def trainjob_pods(self, ns: str, name: str) -> list[str]:
         """The pods of TrainJob ``name`` by node rank (the names carry JobSet's random suffix)."""
         with self.lock:

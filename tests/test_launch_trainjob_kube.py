@@ -173,6 +173,34 @@ def test_logs_follow_the_first_and_last_node_across_a_restart(cluster, kubeconfi
     assert all(q.get("container") == "node" for _, path, q in cluster.queries if path.endswith("/log"))
 
 
+def test_logs_follow_a_node_onto_its_replacement_pod(cluster, kubeconfig, job, tmp_path):
+    """An evicted pod is replaced by the indexed Job under a new name: the stream goes on with it."""
+    backend = KubernetesBackend(
+        kubeconfig=str(kubeconfig), run_dir=tmp_path / "run", poll_seconds=0.05, retry_seconds=0.05
+    )
+    spec = jobspec.load(job)
+    backend.submit(spec)
+    first, last = cluster.trainjob_pods(NS, NAME)
+    cluster.log(NS, last, "before eviction")
+    replaced: list[str] = []
+
+    def evict():
+        time.sleep(0.3)
+        new = cluster.replace_pod(NS, last)
+        replaced.append(new)
+        cluster.log(NS, new, "on the new pod")
+        time.sleep(0.3)
+        cluster.set_pod_phase(NS, new, "Succeeded")
+        cluster.set_pod_phase(NS, first, "Succeeded")
+
+    t = threading.Thread(target=evict)
+    t.start()
+    result = backend.logs(spec, follow=True, timeout=20)
+    t.join()
+    assert replaced and replaced[0] != last and cluster.trainjob_pods(NS, NAME) == [first, replaced[0]]
+    assert Path(result["out"]).read_text().splitlines() == ["before eviction", "on the new pod"]
+
+
 @pytest.mark.parametrize("operator", ["pytorchjob", "trainjob"])
 def test_dry_run_is_judged_by_the_server_and_creates_nothing(cli, cluster, kubeconfig, operator):
     cluster.objects.pop(("namespaces", "", NS))

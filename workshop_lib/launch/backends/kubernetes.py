@@ -13,7 +13,8 @@
 * ``logs`` waits for the pods, streams rank 0's pod and the last pod (Megatron prints its iteration
   lines on the last rank) or every pod, writes the lines to a file the monitor reads, re-attaches
   after a container restart with ``sinceTime`` and skips lines it already has (by their
-  timestamps), and retries a dropped connection.
+  timestamps), retries a dropped connection, and goes on with the pod that replaces an evicted one
+  (same node rank: the same name under a PyTorchJob, a new name under a TrainJob's JobSet).
 * ``delete`` removes the job (and an etcd rendezvous, or the job's own TrainingRuntime); ``wait``
   returns when the pods are gone.
 
@@ -647,8 +648,8 @@ class KubernetesBackend:
 
         def run(pod: str) -> None:
             try:
-                PodFollower(self, ref.namespace, pod, follow, stop, deadline, container).run(
-                    lambda line: lines.put((pod, line))
+                self._follow_node(
+                    ref, pod, follow, stop, deadline, container, lambda line: lines.put((pod, line))
                 )
             except BaseException as exc:  # noqa: BLE001 - reported once the others finish
                 errors.append(exc)
@@ -685,6 +686,53 @@ class KubernetesBackend:
                 else WorkshopError(f"log streaming failed: {type(err).__name__}: {err}")
             )
         return {"out": str(out_path), "lines": count, "pods": names}
+
+    def _follow_node(
+        self,
+        ref: Any,
+        pod: str,
+        follow: bool,
+        stop: threading.Event,
+        deadline: float | None,
+        container: str,
+        emit,
+    ) -> None:
+        """Follow one node's log, and with ``follow`` its replacement when the pod is gone.
+
+        A container restart keeps the pod (``PodFollower`` reads the old container's tail, then the
+        new one). A deleted or evicted pod is replaced by its controller: under a PyTorchJob with the
+        same name, under a TrainJob (JobSet's indexed Job) with a new name and the same completion
+        index. Either way the stream goes on with the pod now holding that node rank.
+        """
+        wl = self._workload(ref)
+        rank = (
+            next((wl.rank(p)[:2] for p in self._pods(ref) if p.metadata.name == pod), None)
+            if follow
+            else None
+        )
+        while True:
+            try:
+                PodFollower(self, ref.namespace, pod, follow, stop, deadline, container).run(emit)
+                return
+            except PodGone:
+                if not follow or stop.is_set() or rank is None:
+                    raise
+            while True:
+                if stop.is_set() or (deadline and time.time() > deadline):
+                    return
+                try:
+                    self._get_job(ref)
+                except WorkshopError:  # the job itself is gone (deleted): nothing more to follow
+                    return
+                started = [
+                    p
+                    for p in self._pods(ref)
+                    if wl.rank(p)[:2] == rank and p.status and p.status.phase in RUNNING_PHASES
+                ]
+                if started:
+                    pod = started[0].metadata.name
+                    break
+                time.sleep(self.poll)
 
     def _wait_for_pods(self, ref: Any, all_ranks: bool, follow: bool, deadline: float | None) -> list[str]:
         self._get_job(ref)  # a clear 404 line when the job is not there
@@ -814,6 +862,10 @@ class KubernetesBackend:
         return False
 
 
+class PodGone(WorkshopError):
+    """The pod being followed no longer exists (deleted, evicted, or replaced by its controller)."""
+
+
 class PodFollower:
     """Streams one pod's container log, across dropped connections and container restarts, without repeats.
 
@@ -900,14 +952,21 @@ class PodFollower:
             raw.release_conn()
 
     def _container(self) -> tuple[str, int]:
+        from kubernetes.client.exceptions import ApiException
+
         core, _ = self.b._clients()
-        pod = self.b._call(
-            core.read_namespaced_pod,
-            self.pod,
-            self.ns,
-            what=f"read pod {self.pod}",
-            not_found=f"pod {self.pod} is gone (the job was deleted or restarted as a whole)",
-        )
+
+        def read():
+            try:
+                return core.read_namespaced_pod(self.pod, self.ns)
+            except ApiException as exc:
+                if exc.status == 404:
+                    raise PodGone(
+                        f"pod {self.pod} is gone (the job was deleted or restarted as a whole)"
+                    ) from None
+                raise
+
+        pod = self.b._call(read, what=f"read pod {self.pod}")
         restarts = (
             sum(cs.restart_count or 0 for cs in (pod.status.container_statuses or [])) if pod.status else 0
         )
