@@ -345,3 +345,18 @@ def test_preflight_names_the_operators_and_what_to_install(cli, cluster, kubecon
     cluster.crds.clear()
     res = _preflight(cli, job, kubeconfig)
     assert res.code == 1 and "neither PyTorchJob nor TrainJob" in res.json()["summary"]
+
+
+def test_status_text_names_the_kind_and_a_pending_node(cli, cluster, kubeconfig, job):
+    cluster.pod_phase = "Pending"
+    assert cli("apply", "--config", job, "--kubeconfig", kubeconfig).code == 0
+    first, _ = cluster.trainjob_pods(NS, NAME)
+    cluster.add_event(
+        NS, first, "FailedScheduling", "0/2 nodes are available: 2 Insufficient vpc.amazonaws.com/efa."
+    )
+    res = cli("status", "--config", job, "--kubeconfig", kubeconfig)
+    assert res.code == 0, res.err
+    assert (
+        f"kubernetes job TrainJob {NS}/{NAME}: Pending" in res.out
+        and "Insufficient vpc.amazonaws.com/efa" in res.out
+    )

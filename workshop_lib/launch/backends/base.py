@@ -55,7 +55,8 @@ class Backend(Protocol):
 
 def format_status(st: dict[str, Any]) -> str:
     """The status dict as a few readable lines (what `workshop status` prints without --json)."""
-    lines = [f"{st['backend']} job {st['namespace']}/{st['name']}: {st['phase']}"]
+    kind = f" {st['kind']}" if st.get("kind") else ""  # PyTorchJob or TrainJob on a cluster
+    lines = [f"{st['backend']} job{kind} {st['namespace']}/{st['name']}: {st['phase']}"]
     for c in st.get("conditions", []):
         lines.append(
             f"  condition {c.get('type')}={c.get('status')} {c.get('reason') or ''} {c.get('message') or ''}".rstrip()
