@@ -360,3 +360,8 @@ def test_status_text_names_the_kind_and_a_pending_node(cli, cluster, kubeconfig,
         f"kubernetes job TrainJob {NS}/{NAME}: Pending" in res.out
         and "Insufficient vpc.amazonaws.com/efa" in res.out
     )
+
+
+def test_dry_run_needs_the_kubernetes_backend(cli, job):
+    res = cli("apply", "--config", job, "--backend", "local", "--dry-run")
+    assert res.code == 2 and "--dry-run" in _one_line(res) and res.out == ""
