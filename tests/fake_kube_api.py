@@ -4,11 +4,24 @@ No real API server installs from the registries here, so the tests drive the *re
 client against this one, through a generated kubeconfig pointing at ``http://127.0.0.1:PORT``. It
 answers the paths and bodies the launch backend uses, as the real API server does:
 
-* ``GET /version``; ``GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/pytorchjobs.kubeflow.org``
+* ``GET /version`` (``version``, default 1.33); ``GET /apis/apiextensions.k8s.io/v1/customresourcedefinitions/{name}``
+  for the CRDs in ``crds`` (PyTorchJob, TrainJob, TrainingRuntime, ClusterTrainingRuntime, JobSet)
 * namespaces (create/get), PVCs (get), nodes (list), events (list with ``fieldSelector=involvedObject.name=``)
 * services and apps/v1 deployments (create/delete)
 * ``/apis/kubeflow.org/v1/namespaces/{ns}/pytorchjobs`` create/get/list/delete, with the training
   operator's webhook check that a container named ``pytorch`` exists (422 otherwise)
+* Kubeflow Trainer v2: ``/apis/trainer.kubeflow.org/v1alpha1/namespaces/{ns}/trainingruntimes`` (create, get,
+  update with ``resourceVersion``, delete) and ``trainjobs`` (create, get, delete). Trainer's validating
+  webhook as in v2.3 (403 ``admission webhook ... denied the request``): the referenced runtime must exist,
+  and ``spec.trainer.env`` must not set a ``PET_*`` variable. The "controller" creates one pod per node
+  as JobSet names and labels them (``<job>-node-0-<i>-<suffix>``, ``jobset.sigs.k8s.io/jobset-name``,
+  ``batch.kubernetes.io/job-completion-index``): the runtime's pod template with the TrainJob's command,
+  env, resources and the ``PET_*`` variables applied to container ``node``.
+* custom resources are judged against the real CRD schemas given as ``schemas`` (tests load them from
+  ``<shared>/crds``, see ``crd_schema.py``), as an API server does: with ``fieldValidation=Strict`` an
+  unknown field is 400 ``strict decoding error: unknown field "..."``; without it the field is pruned
+  and a ``Warning`` header says so; a wrong type or a missing required field is 422. ``dryRun=All``
+  runs all of that (and the webhook) and stores nothing. Every request's query is kept in ``queries``.
 * pods: get, list with ``labelSelector`` (``k=v`` terms), ``watch=true`` streams (ADDED/MODIFIED/DELETED
   JSON lines, chunked) ending at ``timeoutSeconds``
 * ``pods/{name}/log`` with ``container``, ``follow``, ``previous``, ``timestamps``, ``sinceTime``: a
@@ -16,8 +29,9 @@ answers the paths and bodies the launch backend uses, as the real API server doe
   (restart or finish) and can be cut abruptly (``drop_log_streams``) as a lost connection is
 * errors are real ``Status`` objects: 401 (wrong bearer token), 403 (``forbid``), 404, 409, 422
 
-Limits (what it does not do): no TLS, no admission beyond the check above, no field validation of
-other objects, no resourceVersion semantics for watches (a watch sees events from its start), no
+Limits (what it does not do): no TLS, no admission beyond the checks above, no field validation of
+built-in objects (namespaces, services, deployments), no CEL rules, no finalizers (a TrainingRuntime in
+use is deleted at once), no resourceVersion semantics for watches (a watch sees events from its start), no
 ``limit``/``continue`` paging, ``sinceTime`` compared at whole seconds as the real server does
 (it is a ``metav1.Time``), and the "operator" is a few lines: creating a PyTorchJob creates its pods
 at once (``pod_phase`` on create), deleting it deletes them after ``gc_delay`` seconds.
@@ -38,9 +52,21 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
+import crd_schema
+
 TOKEN = "fake-token-0123456789"  # noqa: S105 - a test credential; the tests check it never leaks
 _DNS = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _EPOCH = datetime(2026, 1, 1, tzinfo=timezone.utc)
+TRAINER = "trainer.kubeflow.org"
+# resource -> (group, CRD name, kind) of the custom resources served
+CUSTOM = {
+    "pytorchjobs": ("kubeflow.org", "pytorchjobs.kubeflow.org", "PyTorchJob"),
+    "trainjobs": (TRAINER, f"trainjobs.{TRAINER}", "TrainJob"),
+    "trainingruntimes": (TRAINER, f"trainingruntimes.{TRAINER}", "TrainingRuntime"),
+    "clustertrainingruntimes": (TRAINER, f"clustertrainingruntimes.{TRAINER}", "ClusterTrainingRuntime"),
+}
+ALL_CRDS = frozenset({*(c[1] for c in CUSTOM.values()), "jobsets.jobset.x-k8s.io"})
+PET_ENV = ("PET_NNODES", "PET_NPROC_PER_NODE", "PET_NODE_RANK", "PET_MASTER_ADDR", "PET_MASTER_PORT")
 
 
 def status_body(code: int, reason: str, message: str, details: dict | None = None) -> dict[str, Any]:
@@ -84,14 +110,17 @@ class Container:
 
 
 class FakeKubeAPI:
-    def __init__(self) -> None:
+    def __init__(self, schemas: dict[tuple[str, str], dict[str, Any]] | None = None) -> None:
         self.lock = threading.Condition()
         self.objects: dict[tuple[str, str, str], dict[str, Any]] = {}  # (kind, ns, name) -> object
         self.containers: dict[tuple[str, str], list[Container]] = {}  # (ns, pod) -> instances, last = current
         self.watchers: list[tuple[str, dict[str, str], queue.Queue]] = []
         self.requests: list[tuple[str, str]] = []
         self.forbid: set[tuple[str, str]] = set()  # (verb, resource) -> 403
-        self.crd_installed = True
+        self.crds: set[str] = set(ALL_CRDS)
+        self.schemas = schemas or {}  # (apiVersion, kind) -> openAPIV3Schema
+        self.version = (1, 33)
+        self.queries: list[tuple[str, str, dict[str, str]]] = []  # (verb, path, query) of every request
         self.pod_phase = "Running"
         self.gc_delay = 0.0
         self.drop_generation = 0
@@ -102,6 +131,15 @@ class FakeKubeAPI:
         self.thread = threading.Thread(
             target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
         )
+
+    @property
+    def crd_installed(self) -> bool:
+        """Whether the PyTorchJob CRD is installed (the Training Operator v1)."""
+        return CUSTOM["pytorchjobs"][1] in self.crds
+
+    @crd_installed.setter
+    def crd_installed(self, value: bool) -> None:
+        (self.crds.add if value else self.crds.discard)(CUSTOM["pytorchjobs"][1])
 
     # ---- lifecycle -------------------------------------------------------------------------------
     @property
@@ -278,6 +316,49 @@ class FakeKubeAPI:
             self.lock.notify_all()
 
     # ---- the "operator" ----------------------------------------------------------------------------
+    def _new_pod(
+        self,
+        ns: str,
+        name: str,
+        labels: dict[str, str],
+        owner: dict[str, Any],
+        spec: dict[str, Any],
+        node: str,
+    ) -> None:
+        """A pod as a controller creates it, in ``pod_phase``, its first container the trainer's."""
+        state = (
+            {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
+            if self.pod_phase == "Running"
+            else {"waiting": {"reason": "ContainerCreating"}}
+        )
+        self.put(
+            "pods",
+            {
+                "apiVersion": "v1",
+                "kind": "Pod",
+                "metadata": {
+                    "name": name,
+                    "labels": labels,
+                    "ownerReferences": [{**owner, "controller": True}],
+                },
+                "spec": _pod_spec(spec, node if self.pod_phase == "Running" else None),
+                "status": {
+                    "phase": self.pod_phase,
+                    "containerStatuses": [
+                        {
+                            "name": spec["containers"][0]["name"],
+                            "restartCount": 0,
+                            "ready": self.pod_phase == "Running",
+                            "image": spec["containers"][0].get("image", ""),
+                            "imageID": "",
+                            "state": state,
+                        }
+                    ],
+                },
+            },
+            ns,
+        )
+
     def _create_pods(self, job: dict[str, Any]) -> None:
         ns, name = job["metadata"]["namespace"], job["metadata"]["name"]
         for rtype, rspec in job["spec"]["pytorchReplicaSpecs"].items():
@@ -291,47 +372,19 @@ class FakeKubeAPI:
                         "training.kubeflow.org/replica-index": str(i),
                     }
                 )
-                state = (
-                    {"running": {"startedAt": "2026-01-01T00:00:00Z"}}
-                    if self.pod_phase == "Running"
-                    else {"waiting": {"reason": "ContainerCreating"}}
-                )
-                self.put(
-                    "pods",
-                    {
-                        "apiVersion": "v1",
-                        "kind": "Pod",
-                        "metadata": {
-                            "name": f"{name}-{rtype.lower()}-{i}",
-                            "labels": labels,
-                            "ownerReferences": [
-                                {
-                                    "apiVersion": "kubeflow.org/v1",
-                                    "kind": "PyTorchJob",
-                                    "name": name,
-                                    "uid": job["metadata"]["uid"],
-                                    "controller": True,
-                                }
-                            ],
-                        },
-                        "spec": _pod_spec(
-                            tmpl["spec"], f"node-{rtype.lower()}-{i}" if self.pod_phase == "Running" else None
-                        ),
-                        "status": {
-                            "phase": self.pod_phase,
-                            "containerStatuses": [
-                                {
-                                    "name": "pytorch",
-                                    "restartCount": 0,
-                                    "ready": self.pod_phase == "Running",
-                                    "image": tmpl["spec"]["containers"][0]["image"],
-                                    "imageID": "",
-                                    "state": state,
-                                }
-                            ],
-                        },
-                    },
+                owner = {
+                    "apiVersion": "kubeflow.org/v1",
+                    "kind": "PyTorchJob",
+                    "name": name,
+                    "uid": job["metadata"]["uid"],
+                }
+                self._new_pod(
                     ns,
+                    f"{name}-{rtype.lower()}-{i}",
+                    labels,
+                    owner,
+                    tmpl["spec"],
+                    f"node-{rtype.lower()}-{i}",
                 )
         job["status"] = {
             "conditions": [
@@ -350,6 +403,101 @@ class FakeKubeAPI:
             ]
         }
 
+    def _create_trainjob_pods(self, job: dict[str, Any], runtime: dict[str, Any]) -> None:
+        """What Trainer (torch plugin) and JobSet make of a TrainJob and its runtime: one pod per node."""
+        ns, name = job["metadata"]["namespace"], job["metadata"]["name"]
+        trainer = job["spec"].get("trainer") or {}
+        rjob = next(
+            r
+            for r in runtime["spec"]["template"]["spec"]["replicatedJobs"]
+            if r["template"].get("metadata", {}).get("labels", {}).get(f"{TRAINER}/trainjob-ancestor-step")
+            == "trainer"
+        )
+        tmpl = rjob["template"]["spec"]["template"]
+        nodes = int(trainer.get("numNodes") or runtime["spec"].get("mlPolicy", {}).get("numNodes") or 1)
+        nproc = trainer.get("numProcPerNode", "auto")
+        for i in range(nodes):
+            spec = json.loads(json.dumps(tmpl["spec"]))
+            (c,) = [c for c in spec["containers"] if c["name"] == "node"]
+            env = [*c.get("env", []), *trainer.get("env", [])]
+            env += [
+                {"name": "PET_NNODES", "value": str(nodes)},
+                {"name": "PET_NPROC_PER_NODE", "value": str(nproc)},
+                {
+                    "name": "PET_NODE_RANK",
+                    "valueFrom": {
+                        "fieldRef": {
+                            "fieldPath": "metadata.annotations['batch.kubernetes.io/job-completion-index']"
+                        }
+                    },
+                },
+                {"name": "PET_MASTER_ADDR", "value": f"{name}-node-0-0.{name}"},
+                {"name": "PET_MASTER_PORT", "value": "29500"},
+            ]
+            c["env"] = env
+            for key, value in (
+                ("command", trainer.get("command")),
+                ("resources", trainer.get("resourcesPerNode")),
+            ):
+                if value:
+                    c[key] = value
+            labels = {
+                **tmpl.get("metadata", {}).get("labels", {}),
+                "jobset.sigs.k8s.io/jobset-name": name,
+                "jobset.sigs.k8s.io/replicatedjob-name": rjob["name"],
+                "jobset.sigs.k8s.io/job-index": "0",
+                "jobset.sigs.k8s.io/restart-attempt": "0",
+                "batch.kubernetes.io/job-completion-index": str(i),
+            }
+            owner = {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "name": f"{name}-node-0",
+                "uid": str(uuid.uuid4()),
+            }
+            pod = f"{name}-node-0-{i}-{uuid.uuid4().hex[:5]}"
+            self._new_pod(ns, pod, labels, owner, spec, f"node-{i}")
+        job["status"] = {
+            "jobsStatus": [
+                {
+                    "name": rjob["name"],
+                    "active": nodes,
+                    "ready": 0,
+                    "succeeded": 0,
+                    "failed": 0,
+                    "suspended": 0,
+                }
+            ]
+        }
+
+    def replace_pod(self, ns: str, pod: str) -> str:
+        """The pod is deleted (evicted, its node lost) and its Job creates a new one for the same
+        completion index, named as JobSet's pods are (a new random suffix). Returns the new name."""
+        with self.lock:
+            old = self.objects.pop(("pods", ns, pod))
+            for c in self.containers.pop((ns, pod), []):
+                c.ended = True
+            self._notify("DELETED", old)
+            self.lock.notify_all()
+        meta = old["metadata"]
+        new = f"{pod.rsplit('-', 1)[0]}-{uuid.uuid4().hex[:5]}"
+        spec = {k: v for k, v in old["spec"].items() if k != "nodeName"}
+        self._new_pod(ns, new, dict(meta["labels"]), meta["ownerReferences"][0], spec, "node-replacement")
+        return new
+
+    def trainjob_pods(self, ns: str, name: str) -> list[str]:
+        """The pods of TrainJob ``name`` by node rank (the names carry JobSet's random suffix)."""
+        with self.lock:
+            pods = [
+                o
+                for (kind, ons, _), o in self.objects.items()
+                if kind == "pods"
+                and ons == ns
+                and o["metadata"]["labels"].get("jobset.sigs.k8s.io/jobset-name") == name
+            ]
+        pods.sort(key=lambda o: int(o["metadata"]["labels"]["batch.kubernetes.io/job-completion-index"]))
+        return [o["metadata"]["name"] for o in pods]
+
     def _delete_pods_of(self, ns: str, job: str) -> None:
         def gc() -> None:
             with self.lock:
@@ -358,7 +506,10 @@ class FakeKubeAPI:
                     for k, o in self.objects.items()
                     if k[0] == "pods"
                     and k[1] == ns
-                    and any(r.get("name") == job for r in o["metadata"].get("ownerReferences", []))
+                    and (
+                        any(r.get("name") == job for r in o["metadata"].get("ownerReferences", []))
+                        or o["metadata"].get("labels", {}).get("jobset.sigs.k8s.io/jobset-name") == job
+                    )
                 ]:
                     obj = self.objects.pop(key)
                     for c in self.containers.pop((ns, key[2]), []):
@@ -392,6 +543,8 @@ class FakeKubeAPI:
                 data = (json.dumps(body) if not isinstance(body, str) else body).encode()
                 self.send_response(code)
                 self.send_header("Content-Type", content_type)
+                for warning in getattr(self, "warnings", []):
+                    self.send_header("Warning", f'299 - "{warning}"')
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
@@ -410,6 +563,8 @@ class FakeKubeAPI:
                 url = urlparse(self.path)
                 q = {k: v[-1] for k, v in parse_qs(url.query).items()}
                 api.requests.append((verb, url.path))
+                api.queries.append((verb, url.path, q))
+                self.warnings = []
                 try:
                     if self.headers.get("Authorization") != f"Bearer {TOKEN}":
                         raise ApiError(401, "Unauthorized", "Unauthorized")
@@ -433,15 +588,18 @@ class FakeKubeAPI:
             def do_DELETE(self) -> None:
                 self._dispatch("delete")
 
+            def do_PUT(self) -> None:
+                self._dispatch("update")
+
         return Handler
 
     def route(self, verb: str, path: str, q: dict[str, str], body: Any, h) -> tuple[int, Any] | None:
         parts = [p for p in path.split("/") if p]
         if path.rstrip("/") == "/version":
             return 200, {
-                "major": "1",
-                "minor": "30",
-                "gitVersion": "v1.30.0-fake",
+                "major": str(self.version[0]),
+                "minor": str(self.version[1]),
+                "gitVersion": f"v{self.version[0]}.{self.version[1]}.0-fake",
                 "gitCommit": "0" * 40,
                 "gitTreeState": "clean",
                 "buildDate": "2026-01-01T00:00:00Z",
@@ -451,22 +609,29 @@ class FakeKubeAPI:
             }
         if parts[:4] == ["apis", "apiextensions.k8s.io", "v1", "customresourcedefinitions"]:
             name = parts[4]
-            if name != "pytorchjobs.kubeflow.org" or not self.crd_installed:
+            if name not in self.crds:
                 raise ApiError(
                     404,
                     "NotFound",
                     f'customresourcedefinitions.apiextensions.k8s.io "{name}" not found',
                     {"name": name, "group": "apiextensions.k8s.io", "kind": "customresourcedefinitions"},
                 )
+            plural, _, crd_group = name.partition(".")
             return 200, {
                 "apiVersion": "apiextensions.k8s.io/v1",
                 "kind": "CustomResourceDefinition",
                 "metadata": {"name": name},
                 "spec": {
-                    "group": "kubeflow.org",
-                    "names": {"plural": "pytorchjobs", "kind": "PyTorchJob"},
+                    "group": crd_group,
+                    "names": {"plural": plural, "kind": CUSTOM.get(plural, ("", "", plural))[2]},
                     "scope": "Namespaced",
-                    "versions": [{"name": "v1", "served": True, "storage": True}],
+                    "versions": [
+                        {
+                            "name": "v1" if crd_group == "kubeflow.org" else "v1alpha1",
+                            "served": True,
+                            "storage": True,
+                        }
+                    ],
                 },
             }
         # /api/v1/... or /apis/{group}/{version}/...
@@ -482,7 +647,7 @@ class FakeKubeAPI:
         resource = rest[0] if rest else ""
         name = rest[1] if len(rest) > 1 else None
         sub = rest[2] if len(rest) > 2 else None
-        if resource == "pytorchjobs" and (group != "kubeflow.org" or not self.crd_installed):
+        if resource in CUSTOM and (group != CUSTOM[resource][0] or CUSTOM[resource][1] not in self.crds):
             raise ApiError(404, "NotFound", "the server could not find the requested resource")
         if (verb, resource) in self.forbid:
             raise ApiError(
@@ -504,7 +669,9 @@ class FakeKubeAPI:
         if verb == "get":
             return 200, self._get(resource, ns, name, group)
         if verb == "create":
-            return 201, self._create(resource, ns, body, group)
+            return 201, self._create(resource, ns, body, group, q, h)
+        if verb == "update":
+            return 200, self._update(resource, ns, name, body, group, q, h)
         if verb == "delete":
             return 200, self._delete(resource, ns, name, group)
         raise ApiError(405, "MethodNotAllowed", "method not allowed")
@@ -546,10 +713,88 @@ class FakeKubeAPI:
             "events": "EventList",
             "namespaces": "NamespaceList",
             "pytorchjobs": "PyTorchJobList",
+            "trainjobs": "TrainJobList",
+            "trainingruntimes": "TrainingRuntimeList",
         }.get(resource, "List")
         return {"apiVersion": "v1", "kind": kind, "metadata": {"resourceVersion": rv}, "items": items}
 
-    def _create(self, resource: str, ns: str | None, body: dict[str, Any], group: str) -> dict[str, Any]:
+    def _judge(self, resource: str, body: dict[str, Any], q: dict[str, str], h) -> dict[str, Any]:
+        """Decode and validate a custom resource as the API server does; the object as it would be stored."""
+        if resource not in CUSTOM:
+            return body
+        kind = CUSTOM[resource][2]
+        schema = self.schemas.get((body.get("apiVersion", ""), body.get("kind", "")))
+        if body.get("kind") != kind:
+            raise ApiError(
+                400, "BadRequest", f"the API version in the data does not match the expected {kind}"
+            )
+        if schema is None:  # no CRD schemas given to this fake: judged by nothing
+            return body
+        report, stored = crd_schema.check(body, schema, prune=q.get("fieldValidation") != "Strict")
+        name = body.get("metadata", {}).get("name", "")
+        if report.unknown and q.get("fieldValidation") == "Strict":
+            raise ApiError(
+                400,
+                "BadRequest",
+                "strict decoding error: " + ", ".join(f'unknown field "{f}"' for f in report.unknown),
+            )
+        if report.unknown:
+            h.warnings += [f'unknown field "{f}"' for f in report.unknown]
+        if report.invalid:
+            full = f"{kind}.{CUSTOM[resource][0]}"
+            raise ApiError(
+                422,
+                "Invalid",
+                f'{full} "{name}" is invalid: [{", ".join(report.invalid)}]',
+                {"name": name, "group": CUSTOM[resource][0], "kind": kind},
+            )
+        return stored
+
+    def _trainjob_webhook(self, ns: str, body: dict[str, Any]) -> dict[str, Any] | None:
+        """Trainer v2.3's TrainJob validator: the runtime must exist; PET_* are the torch plugin's.
+        Returns the runtime (None for a ClusterTrainingRuntime)."""
+        ref = body.get("spec", {}).get("runtimeRef", {})
+        kind = ref.get("kind", "ClusterTrainingRuntime")
+        key = (
+            ("trainingruntimes", ns, ref.get("name"))
+            if kind == "TrainingRuntime"
+            else (
+                "clustertrainingruntimes",
+                "",
+                ref.get("name"),
+            )
+        )
+        runtime = self.objects.get(key)
+        hook = 'admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request'
+        if runtime is None:
+            raise ApiError(
+                403,
+                "Forbidden",
+                f'{hook}: spec.runtimeRef: Invalid value: {json.dumps(ref)}: {key[0]}.{TRAINER} "{ref.get("name")}" '
+                "not found: specified trainingRuntime must be created before the TrainJob is created",
+            )
+        reserved = sorted(
+            {e.get("name") for e in body["spec"].get("trainer", {}).get("env", [])} & set(PET_ENV)
+        )
+        if reserved:
+            raise ApiError(
+                403,
+                "Forbidden",
+                f"{hook}: spec.trainer.env: Invalid value: must not have reserved envs, invalid envs configured: {reserved}",
+            )
+        return runtime
+
+    def _create(
+        self,
+        resource: str,
+        ns: str | None,
+        body: dict[str, Any],
+        group: str,
+        q: dict[str, str] | None = None,
+        h=None,
+    ) -> dict[str, Any]:
+        q = q or {}
+        dry_run = q.get("dryRun") == "All"
         name = body.get("metadata", {}).get("name", "")
         if not _DNS.match(name or ""):
             raise ApiError(
@@ -571,6 +816,8 @@ class FakeKubeAPI:
                     f'{full} "{name}" already exists',
                     {"name": name, "group": group, "kind": resource},
                 )
+            body = self._judge(resource, body, q, h)
+            runtime = self._trainjob_webhook(ns, body) if resource == "trainjobs" else None
             if resource == "pytorchjobs":
                 for rtype, r in body.get("spec", {}).get("pytorchReplicaSpecs", {}).items():
                     names = [
@@ -584,10 +831,40 @@ class FakeKubeAPI:
                             f'Invalid value: "{",".join(map(str, names))}": There is no container named pytorch in {rtype}',
                             {"name": name, "group": "kubeflow.org", "kind": "PyTorchJob"},
                         )
+            if dry_run:  # everything judged, nothing stored
+                obj = json.loads(json.dumps(body))
+                obj["metadata"].update(namespace=ns, uid=str(uuid.uuid4()))
+                return obj
             obj = self.put(resource, json.loads(json.dumps(body)), ns)
             if resource == "pytorchjobs":
                 self._create_pods(obj)
+            if resource == "trainjobs":
+                self._create_trainjob_pods(obj, runtime)
             return json.loads(json.dumps(obj))
+
+    def _update(
+        self, resource: str, ns: str | None, name: str, body: dict[str, Any], group: str, q: dict[str, str], h
+    ) -> dict[str, Any]:
+        """PUT: replace an object whose ``metadata.resourceVersion`` is the current one (409 otherwise)."""
+        with self.lock:
+            current = self.objects.get((resource, ns or "", name))
+            if current is None:
+                raise self._not_found(resource, name, group)
+            if body.get("metadata", {}).get("resourceVersion") != current["metadata"]["resourceVersion"]:
+                raise ApiError(
+                    409,
+                    "Conflict",
+                    f'Operation cannot be fulfilled on {resource}.{group} "{name}": the object has been modified; '
+                    "please apply your changes to the latest version and try again",
+                )
+            body = self._judge(resource, body, q, h)
+            obj = json.loads(json.dumps(body))
+            obj["metadata"].update(
+                uid=current["metadata"]["uid"], creationTimestamp=current["metadata"]["creationTimestamp"]
+            )
+            if q.get("dryRun") == "All":
+                return obj
+            return json.loads(json.dumps(self.put(resource, obj, ns)))
 
     def _delete(self, resource: str, ns: str | None, name: str, group: str) -> dict[str, Any]:
         with self.lock:
@@ -596,7 +873,7 @@ class FakeKubeAPI:
                 raise self._not_found(resource, name, group)
             if resource == "pods":
                 self._notify("DELETED", obj)
-        if resource == "pytorchjobs":
+        if resource in ("pytorchjobs", "trainjobs"):
             self._delete_pods_of(ns, name)
         # The API server answers a DELETE with the object as it was deleted (deletionTimestamp set).
         obj["metadata"]["deletionTimestamp"] = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -624,8 +901,9 @@ class FakeKubeAPI:
             pod = self.objects.get(("pods", ns, name))
             if pod is None:
                 raise self._not_found("pods", name, "")
-            container = q.get("container", "pytorch")
-            if container != "pytorch":
+            names = [c["name"] for c in pod["spec"].get("containers", [])]
+            container = q.get("container", names[0] if names else "")
+            if container not in names:
                 raise ApiError(400, "BadRequest", f"container {container} is not valid for pod {name}")
             instances = self.containers[(ns, name)]
             if q.get("previous") == "true":
@@ -633,7 +911,7 @@ class FakeKubeAPI:
                     raise ApiError(
                         400,
                         "BadRequest",
-                        f'previous terminated container "pytorch" in pod "{name}" not found',
+                        f'previous terminated container "{container}" in pod "{name}" not found',
                     )
                 c = instances[-2]
             else:
@@ -644,7 +922,7 @@ class FakeKubeAPI:
                     raise ApiError(
                         400,
                         "BadRequest",
-                        f'container "pytorch" in pod "{name}" is waiting to start: {reason}',
+                        f'container "{container}" in pod "{name}" is waiting to start: {reason}',
                     )
             generation = self.drop_generation
         since = q.get("sinceTime", "")

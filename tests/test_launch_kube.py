@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from crd_schema import maybe_schemas
 from fake_kube_api import TOKEN, FakeKubeAPI
 
 from workshop_lib.errors import WorkshopError
@@ -24,7 +25,7 @@ P4D = {"nvidia.com/gpu": "8", "vpc.amazonaws.com/efa": "4", "cpu": "96", "memory
 
 @pytest.fixture
 def fake():
-    api = FakeKubeAPI().start()
+    api = FakeKubeAPI(schemas=maybe_schemas()).start()  # the real CRD schemas where ../shared has them
     yield api
     api.stop()
 
@@ -69,6 +70,10 @@ def test_apply_status_delete_round_trip(cli, cluster, kubeconfig, tmp_path):
         "metadata": job["metadata"],
         "status": job["status"],
     }
+
+    # Every object went with fieldValidation=Strict: nothing the cluster does not know is dropped silently.
+    posts = [q for verb, _, q in cluster.queries if verb == "create"]
+    assert posts and all(q.get("fieldValidation") == "Strict" for q in posts)
 
     res = cli("status", "--config", JOB, *k, "--json")
     assert res.code == 0, res.err

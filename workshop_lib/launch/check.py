@@ -107,6 +107,15 @@ def _pod_specs(job: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 def check_pod(spec: JobSpec, job: dict[str, Any]) -> list[Finding]:
     """The rendered PyTorchJob's pods against the instance and the platform."""
+    return check_pods(spec, _pod_specs(job), int(job["spec"].get("nprocPerNode", 0)))
+
+
+def check_pods(spec: JobSpec, pods: list[tuple[str, dict[str, Any]]], nproc: int) -> list[Finding]:
+    """Pods (role, pod spec) running ``nproc`` processes each, against the instance and the platform.
+
+    The same rules for a PyTorchJob's replicas and for the pod Kubeflow Trainer makes of a
+    TrainingRuntime and its TrainJob (``trainjob.node_pod``).
+    """
     plat, inst = spec.platform_info, spec.instance
     rules = {
         r: RULES_BY_ID[r]
@@ -122,8 +131,7 @@ def check_pod(spec: JobSpec, job: dict[str, Any]) -> list[Finding]:
         flag(
             "fabric-mismatch", f"{inst.name} has {inst.fabric} but platform {plat.name} expects {plat.fabric}"
         )
-    nproc = int(job["spec"].get("nprocPerNode", 0))
-    for role, pod in _pod_specs(job):
+    for role, pod in pods:
         container = pod["containers"][0]
         limits = container.get("resources", {}).get("limits", {})
         gpus = int(limits.get("nvidia.com/gpu", 0))
@@ -246,13 +254,22 @@ def check_plan(spec: JobSpec) -> list[Finding]:
     return [Finding(i.severity, i.rule, i.message, i.fix) for i in issues]
 
 
-def check_job(spec: JobSpec) -> list[Finding]:
-    """Every finding for ``spec``: environment, pod, training flags; errors first."""
+def check_job(spec: JobSpec, operator: str | None = None) -> list[Finding]:
+    """Every finding for ``spec`` on ``operator`` (default: the job's): environment, pod, flags; errors first.
+
+    The environment rules are the same for both operators (the TrainJob carries the environment in
+    ``spec.trainer.env``); the pod rules judge the pods each operator would create.
+    """
     from .render import pytorchjob
 
     mount = spec.storage.mount_path if spec.storage else None
     findings = check_env(spec.literal_env(), spec.platform_info.fabric, mount)
-    findings += check_pod(spec, pytorchjob(spec))
+    if (operator or spec.operator) == "trainjob":
+        from .trainjob import node_pod
+
+        findings += check_pods(spec, [("node", node_pod(spec))], spec.gpus_per_node)
+    else:
+        findings += check_pod(spec, pytorchjob(spec))
     findings += check_paths(spec)
     findings += check_references(spec)
     findings += check_plan(spec)

@@ -51,14 +51,26 @@ def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
         help="give up on an API request the server has not answered after this long (default 30)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
+    p.add_argument(
+        "--target",
+        choices=("pytorchjob", "trainjob"),
+        default=None,
+        help="the operator to act on (default: the job YAML's `operator:`; with --name, whichever has the job)",
+    )
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
-    p = sub.add_parser("render", help="job YAML -> PyTorchJob manifest (or sbatch script)")
+    p = sub.add_parser("render", help="job YAML -> PyTorchJob or TrainJob manifest (or sbatch script)")
     p.add_argument("--config", required=True, metavar="JOB.yaml")
     p.add_argument("--out", type=Path, help="write to FILE instead of stdout")
-    p.add_argument("--target", choices=("kubernetes", "slurm"), default="kubernetes")
+    p.add_argument(
+        "--target",
+        choices=("kubernetes", "pytorchjob", "trainjob", "slurm"),
+        default="kubernetes",
+        help="kubernetes: the operator the job's `operator:` names (default pytorchjob); pytorchjob or "
+        "trainjob: that operator whatever the file says; slurm: an sbatch script",
+    )
     p.add_argument(
         "--allow-literal-env",
         action="append",
@@ -70,6 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser("check", help="job YAML against the NCCL/EFA rules, the instance and the plan")
     p.add_argument("--config", required=True, metavar="JOB.yaml")
+    p.add_argument(
+        "--target",
+        choices=("kubernetes", "pytorchjob", "trainjob"),
+        default="kubernetes",
+        help="judge the pods of this operator (kubernetes: the one the job's `operator:` names)",
+    )
     p.add_argument("--json", action="store_true")
     p.add_argument("--strict", action="store_true", help="exit 1 when there is at least one error finding")
     p.set_defaults(func=_check)
@@ -80,12 +98,25 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--force", action="store_true", help="submit even when `workshop check` finds errors")
     p.add_argument("--skip-preflight", action="store_true", help="do not check the cluster first")
     p.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="server-side dry run (dryRun=All, fieldValidation=Strict): the cluster's CRD schemas and "
+        "admission webhooks judge every object; nothing is created",
+    )
+    p.add_argument(
         "--train-iters",
         type=_positive(int, "--train-iters"),
         default=None,
         help="local backend: iterations of the tiny run (default 30)",
     )
     p.set_defaults(func=_apply)
+
+    p = sub.add_parser(
+        "preflight",
+        help="which training operator the cluster has, and whether it can take the job (creates nothing)",
+    )
+    _add_target(p, need_config=True)
+    p.set_defaults(func=_preflight)
 
     p = sub.add_parser(
         "status", help="job conditions, pods (phase, restarts) and the events that explain them"
@@ -133,7 +164,12 @@ def _render(args: argparse.Namespace) -> int:
             f"is never written into a manifest; use a Secret: env: {{{var}: {{secret: SECRET-NAME, key: KEY}}}} "
             f"(or pass --allow-literal-env {var} if it is not a credential)"
         )
-    text = render.render_slurm(spec) if args.target == "slurm" else render.to_yaml(render.render_job(spec))
+    if args.target == "slurm":
+        text = render.render_slurm(spec)
+    else:
+        from . import api
+
+        text = api.manifest_text(spec, None if args.target == "kubernetes" else args.target)
     emit_text(text, args.out)
     return 0
 
@@ -143,7 +179,7 @@ def _check(args: argparse.Namespace) -> int:
     from . import check, jobspec
 
     spec = jobspec.load(args.config)
-    findings = check.check_job(spec)
+    findings = check.check_job(spec, None if args.target == "kubernetes" else args.target)
     if args.json:
         print_json({"findings": [f.to_dict() for f in findings]})
     elif not findings:
@@ -166,13 +202,17 @@ def _target(args: argparse.Namespace):
     if getattr(args, "name", None) is not None:
         check_k8s_name(args.name, "--name")
     if args.config:
+        from dataclasses import replace
+
         job = jobspec.load(args.config)
         if args.namespace:
-            from dataclasses import replace
-
             job = replace(job, namespace=args.namespace)
+        if args.target:
+            job = replace(job, operator=args.target)
     elif args.name:
-        job = backends.JobRef(args.name, args.namespace or "default", args.backend or "kubernetes")
+        job = backends.JobRef(
+            args.name, args.namespace or "default", args.backend or "kubernetes", operator=args.target
+        )
     else:
         raise UsageError("pass --config JOB.yaml (or --name NAME) to say which job")
     kind = args.backend or job.backend
@@ -192,6 +232,12 @@ def _apply(args: argparse.Namespace) -> int:
     from . import check
 
     job, backend = _target(args)
+    if args.dry_run and backend.name != "kubernetes":
+        from ..errors import UsageError
+
+        raise UsageError(
+            "--dry-run asks a Kubernetes API server to judge the manifests; use --backend kubernetes"
+        )
     if backend.name == "kubernetes":  # the local backend runs a tiny scaled copy; the rules are for clusters
         errors = [] if args.force else [f for f in check.check_job(job) if f.severity == "error"]
         for f in errors:
@@ -203,9 +249,38 @@ def _apply(args: argparse.Namespace) -> int:
         if not args.skip_preflight:
             for note in backend.preflight(job):
                 progress(f"note: {note}")
-    result = backend.submit(job, replace=args.replace)
+    extra = {"dry_run": True} if args.dry_run else {}
+    result = backend.submit(job, replace=args.replace, **extra)
     print_json(result) if args.json else print(result["message"])
     return 0
+
+
+def _preflight(args: argparse.Namespace) -> int:
+    """The cluster's operators and the job's preflight: exit 0 when it can take the job, else 1 with the problems."""
+    from ..cli import print_json
+    from ..errors import UsageError, WorkshopError
+
+    job, backend = _target(args)
+    if backend.name != "kubernetes":
+        raise UsageError("preflight checks a Kubernetes cluster; use --backend kubernetes")
+    cluster = backend.operators()
+    try:
+        notes, problems = backend.preflight(job), []
+    except WorkshopError as exc:
+        notes, problems = getattr(backend, "notes", []), str(exc).split("\n  - ")[1:]
+    if args.json:
+        print_json(
+            {**cluster, "operator": job.operator, "ok": not problems, "notes": notes, "problems": problems}
+        )
+    else:
+        for line in [cluster["summary"], *(n for n in notes if n != cluster["summary"])]:
+            print(f"note: {line}")
+        for line in problems:
+            print(f"problem: {line}")
+        print(
+            f"{job.name}: " + ("the cluster can take it" if not problems else f"{len(problems)} problem(s)")
+        )
+    return 1 if problems else 0
 
 
 def _status(args: argparse.Namespace) -> int:

@@ -6,7 +6,9 @@ fix (exit status 2 on the command line). Optional keys beyond the contract's:
 * ``backend: kubernetes | local`` (default kubernetes),
 * ``sharp: true`` (aks-ib only: SHARP in-network reductions),
 * ``host_network: false`` and ``resources: {gpus_per_node, nics_per_node, shm_size, memory, cpu}``
-  to override what the instance table gives (``workshop check`` then says what that breaks).
+  to override what the instance table gives (``workshop check`` then says what that breaks),
+* ``operator: pytorchjob | trainjob`` (default pytorchjob: Training Operator v1; trainjob: Kubeflow
+  Trainer v2) and ``runtime: NAME``, the TrainingRuntime a TrainJob references (default: the job's name).
 
 An ``env`` value of ``null`` removes a platform default instead of setting it. A credential is never
 written as a literal: ``env: {HF_TOKEN: {secret: hf-token, key: token}}`` names a Kubernetes Secret
@@ -27,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..facts import hardware, platforms
+from ..facts import hardware, operators, platforms
 from ..fsutil import check_k8s_name
 from ..k8sfields import SYSTEM_TREES, WHOLE_DIRS, check_image, check_mount_path, quantity_bytes
 from ..safeyaml import clip, has_control
@@ -36,7 +38,18 @@ __all__ = ["SYSTEM_TREES", "WHOLE_DIRS", "JobSpec", "load", "from_dict", "flag_t
 
 BACKENDS = ("kubernetes", "local")
 REQUIRED = ("name", "image", "instance_type", "nodes", "args")
-OPTIONAL = ("namespace", "platform", "storage", "env", "backend", "sharp", "host_network", "resources")
+OPTIONAL = (
+    "namespace",
+    "platform",
+    "storage",
+    "env",
+    "backend",
+    "sharp",
+    "host_network",
+    "resources",
+    "operator",
+    "runtime",
+)
 RESOURCE_KEYS = ("gpus_per_node", "nics_per_node", "shm_size", "memory", "cpu")
 _ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _FLAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -85,6 +98,8 @@ class JobSpec:
     host_network: bool | None = None  # None: the platform's choice
     resources: dict[str, Any] = field(default_factory=dict)
     source: str = "<job>"  # the file it came from, for messages
+    operator: str = operators.DEFAULT_OPERATOR  # "pytorchjob" | "trainjob"
+    runtime: str | None = None  # the TrainingRuntime a TrainJob references; None: the job's name
 
     @property
     def instance(self) -> hardware.Instance:
@@ -421,6 +436,12 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
         resources[key] = value
     if resources.get("gpus_per_node") == 0:
         raise _fail(src, "resources.gpus_per_node", "a training pod needs at least one GPU")
+    op = data.get("operator", operators.DEFAULT_OPERATOR)
+    if not isinstance(op, str) or op not in operators.OPERATORS:
+        raise _fail(
+            src, "operator", f"{op!r} is not an operator; use one of {', '.join(operators.OPERATORS)}"
+        )
+    runtime = None if data.get("runtime") is None else name_field("runtime", data["runtime"])
 
     return JobSpec(
         name=name,
@@ -437,6 +458,8 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
         host_network=host_network,
         resources=resources,
         source=src,
+        operator=op,
+        runtime=runtime,
     )
 
 

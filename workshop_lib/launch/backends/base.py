@@ -23,13 +23,15 @@ class JobRef:
     namespace: str = "default"
     backend: str = "kubernetes"
     source: str = "<command line>"
+    operator: str | None = None  # "pytorchjob" | "trainjob"; None: whichever kind the cluster has it as
 
 
 class Backend(Protocol):
     name: str
 
     def submit(self, job: Any, *, replace: bool = False) -> dict[str, Any]:
-        """Start the job; ``{"name", "namespace", "backend", "message", ...}``."""
+        """Start the job; ``{"name", "namespace", "backend", "message", ...}``. The Kubernetes backend
+        also takes ``dry_run=True`` (a server-side dry run that creates nothing)."""
 
     def status(self, job: Any) -> dict[str, Any]:
         """``{"name", "namespace", "backend", "phase", "conditions": [..], "pods": [{"name", "phase",
@@ -53,7 +55,8 @@ class Backend(Protocol):
 
 def format_status(st: dict[str, Any]) -> str:
     """The status dict as a few readable lines (what `workshop status` prints without --json)."""
-    lines = [f"{st['backend']} job {st['namespace']}/{st['name']}: {st['phase']}"]
+    kind = f" {st['kind']}" if st.get("kind") else ""  # PyTorchJob or TrainJob on a cluster
+    lines = [f"{st['backend']} job{kind} {st['namespace']}/{st['name']}: {st['phase']}"]
     for c in st.get("conditions", []):
         lines.append(
             f"  condition {c.get('type')}={c.get('status')} {c.get('reason') or ''} {c.get('message') or ''}".rstrip()

@@ -1,16 +1,24 @@
 """The Kubernetes backend: the real ``kubernetes`` client against the cluster a kubeconfig names.
 
-* ``preflight``: the API answers, the PyTorchJob CRD exists, the namespace and PVC exist (PVC Bound),
-  and enough nodes offer the allocatable GPUs and EFA/IB devices one pod asks for.
-* ``submit`` creates what ``render.render_job`` gives; a name conflict is reported, ``replace``
-  deletes and recreates.
+* ``preflight``: the API answers, which operator the cluster has (PyTorchJob CRD, TrainJob CRDs,
+  both, neither) and that the job's one is there, the namespace and PVC exist (PVC Bound), and
+  enough nodes offer the allocatable GPUs and EFA/IB devices one pod asks for.
+* ``submit`` creates what the job's operator needs (``workloads``: a PyTorchJob, or a TrainingRuntime
+  and a TrainJob); a name conflict is reported, ``replace`` deletes and recreates. Every request
+  goes with ``fieldValidation=Strict``, so a field the cluster's schema does not know is an error,
+  never silently dropped; ``dry_run`` sends ``dryRun=All``: the server (schemas, admission webhooks)
+  judges everything and creates nothing.
 * ``status``: conditions, pods (phase, restarts, waiting reason) and the Warning events that
   explain a Pending pod or an image pull error.
 * ``logs`` waits for the pods, streams rank 0's pod and the last pod (Megatron prints its iteration
   lines on the last rank) or every pod, writes the lines to a file the monitor reads, re-attaches
   after a container restart with ``sinceTime`` and skips lines it already has (by their
-  timestamps), and retries a dropped connection.
-* ``delete`` removes the job (and an etcd rendezvous); ``wait`` returns when the pods are gone.
+  timestamps), retries a dropped connection, and goes on with the pod that replaces an evicted one
+  (same node rank: the same name under a PyTorchJob, a new name under a TrainJob's JobSet).
+* ``delete`` removes the job (and an etcd rendezvous, or the job's own TrainingRuntime); ``wait``
+  returns when the pods are gone.
+
+Commands given only ``--name`` find the job among both operators' kinds.
 
 Every API failure becomes one ``WorkshopError`` line; credentials are never printed.
 """
@@ -28,17 +36,16 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import UsageError, WorkshopError
+from ...facts import operators
 from ...paths import DEFAULT_RUN_DIR, RunDir
 from ...redact import one_line, redact
 from .. import render
 from .base import LineSink
+from .workloads import WORKLOADS, Workload, kubernetes_version, operator_problem
 
-GROUP, VERSION, PLURAL = "kubeflow.org", "v1", "pytorchjobs"
-CRD_NAME = "pytorchjobs.kubeflow.org"
-INSTALL_OPERATOR = (
-    "install the Kubeflow training operator: kubectl apply --server-side -k "
-    '"github.com/kubeflow/training-operator.git/manifests/overlays/standalone?ref=v1.8.1"'
-)
+CRD_NAME = operators.PYTORCHJOB.crd
+INSTALL_OPERATOR = operators.PYTORCHJOB.install
+STRICT = {"field_validation": "Strict"}  # on every create and update: no field silently dropped
 RUNNING_PHASES = ("Running", "Succeeded", "Failed")
 # Every request is bounded (connect, read) unless it gives its own bound: an API server that accepts
 # and never answers must cost a bounded wait and one line, not a hang.
@@ -112,6 +119,7 @@ class KubernetesBackend:
         self.read_timeout = read_timeout  # the longest a followed log stream may stay silent
         self.request_timeout = float(request_timeout or DEFAULT_REQUEST_TIMEOUT)
         self._api = None
+        self._found: dict[tuple[str, str], Workload] = {}  # (namespace, name) -> the kind found there
 
     # ---- client and error mapping -----------------------------------------------------------------
     @property
@@ -285,9 +293,16 @@ class KubernetesBackend:
             return WorkshopError(
                 f"the cluster refused the credentials (401 Unauthorized) to {what}: refresh them (EKS: `aws eks update-kubeconfig`) and retry"
             )
+        if st == 403 and "admission webhook" in msg:  # an operator's validation, not RBAC
+            return WorkshopError(f"the cluster's admission webhook refused to {what}: {msg}")
         if st == 403:
             return WorkshopError(
                 f"forbidden (403) to {what}: {msg}; ask the cluster admin for RBAC permission"
+            )
+        if st == 400 and "strict decoding error" in msg:
+            return WorkshopError(
+                f"the cluster's schema refused to {what} (fieldValidation=Strict): {msg}; the field is "
+                "not in the installed operator's CRD: check the operator's version (`workshop preflight`)"
             )
         if st == 404:
             return WorkshopError(not_found or f"not found (404) while trying to {what}: {msg}")
@@ -303,22 +318,17 @@ class KubernetesBackend:
     # ---- preflight ---------------------------------------------------------------------------------
     def preflight(self, spec: Any) -> list[str]:
         """Check the cluster can take ``spec``; raise WorkshopError listing every problem (one line each)."""
-        from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
         core, _ = self._clients()
-        self._call(client.VersionApi(self.api).get_code, what="ask the API server its version")
         problems: list[str] = []
         notes: list[str] = []
-        try:
-            client.ApiextensionsV1Api(self.api).read_custom_resource_definition(CRD_NAME)
-        except ApiException as exc:
-            if exc.status == 404:
-                problems.append(f"the PyTorchJob CRD ({CRD_NAME}) is missing: {INSTALL_OPERATOR}")
-            elif exc.status == 403:
-                notes.append("cannot read CRDs (403); assuming the training operator is installed")
-            else:
-                raise self._api_error(exc, "read the PyTorchJob CRD") from None
+        cluster = self.operators()  # its summary is `workshop preflight`'s first line, not a note here
+        if None in (cluster["pytorchjob"], cluster["trainjob"]):
+            notes.append(cluster["summary"] + "; assuming the job's operator is installed")
+        problem = operator_problem(cluster, getattr(spec, "operator", operators.DEFAULT_OPERATOR))
+        if problem:
+            problems.append(problem)
         ns_exists = True
         try:
             core.read_namespace(spec.namespace)
@@ -359,6 +369,62 @@ class KubernetesBackend:
             )
         return notes
 
+    def operators(self) -> dict[str, Any]:
+        """Which training operators the cluster has, from their CRDs, and the server's version.
+
+        ``{"server_version", "kubernetes": [major, minor] | None, "crds": {crd: true | false | null},
+        "pytorchjob": bool | None, "trainjob": bool | None, "summary": one line}``; ``None`` where RBAC
+        forbids reading CRDs (403), so the answer is unknown rather than "missing".
+        """
+        from kubernetes import client
+        from kubernetes.client.exceptions import ApiException
+
+        info = self._call(client.VersionApi(self.api).get_code, what="ask the API server its version")
+        ext = client.ApiextensionsV1Api(self.api)
+        crds: dict[str, bool | None] = {}
+        for crd in (CRD_NAME, operators.TRAINJOB.crd, operators.RUNTIME_CRD, operators.JOBSET_CRD):
+            try:
+                ext.read_custom_resource_definition(crd)
+                crds[crd] = True
+            except ApiException as exc:
+                if exc.status == 404:
+                    crds[crd] = False
+                elif exc.status == 403:
+                    crds[crd] = None
+                else:
+                    raise self._api_error(exc, f"read the CRD {crd}") from None
+
+        def both(*names: str) -> bool | None:
+            vals = [crds[n] for n in names]
+            return None if None in vals else all(vals)
+
+        have = {"pytorchjob": crds[CRD_NAME], "trainjob": both(operators.TRAINJOB.crd, operators.RUNTIME_CRD)}
+        version = getattr(info, "git_version", None) or "unknown"
+        names = {
+            "pytorchjob": "PyTorchJob (Training Operator v1)",
+            "trainjob": "TrainJob (Kubeflow Trainer v2)",
+        }
+        if None in have.values():
+            summary = "cannot read CRDs (403): which training operator the cluster has is unknown"
+        elif all(have.values()):
+            summary = (
+                f"the cluster ({version}) has both operators: {names['pytorchjob']} and {names['trainjob']}"
+            )
+        elif any(have.values()):
+            (only,) = [k for k, v in have.items() if v]
+            summary = f"the cluster ({version}) has {names[only]} only"
+        else:
+            summary = (
+                f"the cluster ({version}) has neither PyTorchJob nor TrainJob CRDs: no training operator"
+            )
+        return {
+            "server_version": version,
+            "kubernetes": list(kubernetes_version(info) or ()) or None,
+            "crds": crds,
+            **have,
+            "summary": summary,
+        }
+
     def _node_capacity(self, spec: Any, notes: list[str]) -> list[str]:
         from kubernetes.client.exceptions import ApiException
 
@@ -394,19 +460,44 @@ class KubernetesBackend:
         ]
 
     # ---- submit ------------------------------------------------------------------------------------
-    def submit(self, spec: Any, *, replace: bool = False) -> dict[str, Any]:
+    def _workload(self, ref: Any) -> Workload:
+        """The operator kind of ``ref``: the job YAML's ``operator``, else the kind found on the cluster."""
+        op = getattr(ref, "operator", None)
+        if op:
+            return WORKLOADS[op]
+        found = self._found.get((ref.namespace, ref.name))
+        if found is None:
+            self._get_job(ref)  # finds it (or says neither kind has it)
+            found = self._found[(ref.namespace, ref.name)]
+        return found
+
+    def submit(self, spec: Any, *, replace: bool = False, dry_run: bool = False) -> dict[str, Any]:
+        """Create what the job's operator needs, each request with ``fieldValidation=Strict``.
+
+        ``dry_run`` sends every request with ``dryRun=All`` as well: the API server decodes, defaults
+        and validates each object against the installed CRD schemas and runs the admission webhooks
+        (the training operator's), then stores nothing. A TrainJob's dry run needs its runtime on the
+        server (Trainer's webhook reads it); when the runtime's own dry run was its first creation,
+        that one refusal is reported as a note, not an error.
+        """
         from kubernetes import client
         from kubernetes.client.exceptions import ApiException
 
         core, custom = self._clients()
-        docs = render.render_job(spec)
-        created = []
+        wl = self._workload(spec)
+        kind_name = wl.operator.kind
+        docs = wl.render(spec)
+        opts = {**STRICT, **({"dry_run": "All"} if dry_run else {})}
+        done: list[str] = []
+        notes: list[str] = []
+        self._make_room(custom, spec, wl, replace, dry_run)
+        runtime_existed = True
         for doc in docs:
             kind, name = doc["kind"], doc["metadata"]["name"]
             if kind == "Namespace":
                 try:
-                    core.create_namespace(doc)
-                    created.append(f"namespace/{name}")
+                    core.create_namespace(doc, **opts)
+                    done.append(f"namespace/{name}")
                 except ApiException as exc:
                     if exc.status not in (409, 403):
                         raise self._api_error(exc, f"create namespace {name}") from None
@@ -417,76 +508,198 @@ class KubernetesBackend:
                     else client.AppsV1Api(self.api).create_namespaced_deployment
                 )
                 try:
-                    create(spec.namespace, doc)
-                    created.append(f"{kind.lower()}/{name}")
+                    create(spec.namespace, doc, **opts)
+                    done.append(f"{kind.lower()}/{name}")
                 except ApiException as exc:
                     if exc.status != 409:
                         raise self._api_error(exc, f"create {kind} {name}") from None
+            elif kind == operators.RUNTIME_KIND:
+                runtime_existed = self._put_runtime(custom, spec, doc, replace, opts)
+                done.append(f"{kind.lower()}/{name}")
             else:
-                self._create_job(custom, spec, doc, replace)
-                created.append(f"pytorchjob/{name}")
+                note = self._create_job(custom, spec, wl, doc, opts, runtime_existed)
+                if note:
+                    notes.append(note)
+                done.append(f"{kind_name.lower()}/{name}")
+        if dry_run:
+            message = (
+                f"dry run: the API server accepted {', '.join(done)} (fieldValidation=Strict); nothing was created"
+                + "".join(f"; note: {n}" for n in notes)
+            )
+        else:
+            message = (
+                f"created {', '.join(done)}; follow it with `workshop logs --config {spec.source} --follow`"
+            )
         return {
             "name": spec.name,
             "namespace": spec.namespace,
             "backend": self.name,
-            "created": created,
-            "message": f"created {', '.join(created)}; follow it with `workshop logs --config {spec.source} --follow`",
+            "operator": wl.operator.name,
+            "kind": kind_name,
+            "dry_run": dry_run,
+            "created": [] if dry_run else done,
+            "accepted": done,
+            "notes": notes,
+            "message": message,
         }
 
-    def _create_job(self, custom, spec: Any, doc: dict[str, Any], replace: bool) -> None:
+    def _make_room(self, custom, spec: Any, wl: Workload, replace: bool, dry_run: bool) -> None:
+        """An existing job of that name: an error, or (``replace``) deleted before anything is sent."""
         from kubernetes.client.exceptions import ApiException
 
-        what = f"create PyTorchJob {spec.name} in {spec.namespace}"
+        op = wl.operator
         try:
-            custom.create_namespaced_custom_object(GROUP, VERSION, spec.namespace, PLURAL, doc)
-            return
+            custom.get_namespaced_custom_object(op.group, op.version, spec.namespace, op.plural, spec.name)
         except ApiException as exc:
-            if exc.status == 404:
-                raise WorkshopError(f"the cluster has no PyTorchJob API (404): {INSTALL_OPERATOR}") from None
-            if exc.status != 409:
-                raise self._api_error(exc, what) from None
+            if exc.status == 404:  # no such job (or no such API: the create below says which)
+                return
+            raise self._api_error(exc, f"read {op.kind} {spec.name}") from None
         if not replace:
             raise WorkshopError(
-                f"a PyTorchJob named {spec.name} already exists in {spec.namespace}: pass --replace to delete and "
+                f"a {op.kind} named {spec.name} already exists in {spec.namespace}: pass --replace to delete and "
                 "recreate it, or choose another name"
             )
+        if dry_run:
+            raise WorkshopError(
+                f"a {op.kind} named {spec.name} already exists in {spec.namespace}, and a dry run deletes nothing: "
+                "delete it first (`workshop delete`) or dry-run under another name"
+            )
         self.delete(spec, wait=True)
-        self._call(
-            custom.create_namespaced_custom_object, GROUP, VERSION, spec.namespace, PLURAL, doc, what=what
+
+    def _put_runtime(
+        self, custom, spec: Any, doc: dict[str, Any], replace: bool, opts: dict[str, Any]
+    ) -> bool:
+        """Create the job's TrainingRuntime, or update the one this job left (same name, same job label).
+
+        Returns whether it existed. A runtime of that name that belongs to another job is never
+        overwritten (its TrainJobs would start from a template they were not made for) unless
+        ``replace`` says so.
+        """
+        from kubernetes.client.exceptions import ApiException
+
+        g, v, plural = operators.TRAINJOB.group, operators.TRAINJOB.version, operators.RUNTIME_PLURAL
+        name, ns = doc["metadata"]["name"], spec.namespace
+        what = f"create TrainingRuntime {name} in {ns}"
+        try:
+            custom.create_namespaced_custom_object(g, v, ns, plural, doc, **opts)
+            return False
+        except ApiException as exc:
+            if exc.status == 404:
+                raise WorkshopError(
+                    f"the cluster has no TrainingRuntime API (404): {operators.TRAINJOB.install}"
+                ) from None
+            if exc.status != 409:
+                raise self._api_error(exc, what) from None
+        current = self._call(
+            custom.get_namespaced_custom_object, g, v, ns, plural, name, what=f"read TrainingRuntime {name}"
         )
+        owner = ((current.get("metadata") or {}).get("labels") or {}).get(render.JOB_LABEL)
+        if owner != spec.name and not replace:
+            raise WorkshopError(
+                f"a TrainingRuntime named {name} already exists in {ns} and is not this job's "
+                f"({render.JOB_LABEL}={owner}): set `runtime:` to another name in the job YAML, or pass --replace"
+            )
+        body = {
+            **doc,
+            "metadata": {**doc["metadata"], "resourceVersion": current["metadata"]["resourceVersion"]},
+        }
+        self._call(
+            custom.replace_namespaced_custom_object,
+            g,
+            v,
+            ns,
+            plural,
+            name,
+            body,
+            what=f"update {what[7:]}",
+            **opts,
+        )
+        return True
+
+    def _create_job(
+        self,
+        custom,
+        spec: Any,
+        wl: Workload,
+        doc: dict[str, Any],
+        opts: dict[str, Any],
+        runtime_existed: bool,
+    ) -> str | None:
+        from kubernetes.client.exceptions import ApiException
+
+        op = wl.operator
+        what = f"create {op.kind} {spec.name} in {spec.namespace}"
+        try:
+            custom.create_namespaced_custom_object(
+                op.group, op.version, spec.namespace, op.plural, doc, **opts
+            )
+            return None
+        except ApiException as exc:
+            if exc.status == 404:
+                raise WorkshopError(f"the cluster has no {op.kind} API (404): {op.install}") from None
+            msg = _status_message(exc)
+            if opts.get("dry_run") and not runtime_existed and "must be created before the TrainJob" in msg:
+                # Trainer's webhook reads the runtime, which a dry run did not create: everything the
+                # server checks before its webhooks (decoding, strict fields, the CRD schema) passed.
+                return (
+                    f"the {op.kind} passed the API server's schema checks; Trainer's webhook could not judge it "
+                    f"against runtime {doc['spec']['runtimeRef']['name']}, which a dry run does not create"
+                )
+            if exc.status == 409:
+                raise WorkshopError(
+                    f"a {op.kind} named {spec.name} already exists in {spec.namespace}: pass --replace to delete "
+                    "and recreate it, or choose another name"
+                ) from None
+            raise self._api_error(exc, what) from None
 
     # ---- status ------------------------------------------------------------------------------------
     def _get_job(self, ref: Any) -> dict[str, Any]:
+        """The job object; for a bare name, whichever operator's kind has it (PyTorchJob first)."""
+        from kubernetes.client.exceptions import ApiException
+
         _, custom = self._clients()
-        return self._call(
-            custom.get_namespaced_custom_object,
-            GROUP,
-            VERSION,
-            ref.namespace,
-            PLURAL,
-            ref.name,
-            what=f"read PyTorchJob {ref.name}",
-            not_found=f"no PyTorchJob named {ref.name} in namespace {ref.namespace}: check --namespace, or create it with `workshop apply`",
+        op = getattr(ref, "operator", None)
+        known = self._found.get((ref.namespace, ref.name))
+        candidates = [WORKLOADS[op]] if op else [known] if known else list(WORKLOADS.values())
+
+        def get(o: operators.Operator) -> dict[str, Any] | None:
+            try:
+                return custom.get_namespaced_custom_object(
+                    o.group, o.version, ref.namespace, o.plural, ref.name
+                )
+            except ApiException as exc:
+                if exc.status == 404:  # not there (or that operator is not installed)
+                    return None
+                raise
+
+        for wl in candidates:
+            job = self._call(get, wl.operator, what=f"read {wl.operator.kind} {ref.name}")
+            if job is not None:
+                self._found[(ref.namespace, ref.name)] = wl
+                return job
+        kinds = [w.operator.kind for w in candidates]
+        also = f" (and no {' or '.join(kinds[1:])})" if len(kinds) > 1 else ""
+        raise WorkshopError(
+            f"no {kinds[0]} named {ref.name} in namespace {ref.namespace}{also}: check --namespace, "
+            "or create it with `workshop apply`"
         )
 
     def _pods(self, ref: Any) -> list[Any]:
         core, _ = self._clients()
+        wl = self._workload(ref)
         pods = self._call(
             core.list_namespaced_pod,
             ref.namespace,
-            label_selector=f"{render.JOB_LABEL}={ref.name}",
+            label_selector=wl.selector(ref.name),
             what=f"list the pods of {ref.name}",
         ).items
-        return sorted(pods, key=lambda p: _rank(p.metadata.name))
+        return sorted(pods, key=wl.rank)
 
     def status(self, ref: Any) -> dict[str, Any]:
         core, _ = self._clients()
         job = self._get_job(ref)
+        wl = self._workload(ref)
         conditions = (job.get("status") or {}).get("conditions") or []
-        phase = "Created"
-        for c in conditions:
-            if c.get("status") == "True":
-                phase = c.get("type", phase)
         pods = []
         explain = {ref.name}
         for p in self._pods(ref):
@@ -540,7 +753,8 @@ class KubernetesBackend:
             "name": ref.name,
             "namespace": ref.namespace,
             "backend": self.name,
-            "phase": phase,
+            "kind": wl.operator.kind,
+            "phase": wl.phase(job, [p["phase"] for p in pods]),
             "conditions": [
                 {k: c.get(k) for k in ("type", "status", "reason", "message", "lastTransitionTime")}
                 for c in conditions
@@ -605,14 +819,15 @@ class KubernetesBackend:
 
         def run(pod: str) -> None:
             try:
-                PodFollower(self, ref.namespace, pod, follow, stop, deadline).run(
-                    lambda line: lines.put((pod, line))
+                self._follow_node(
+                    ref, pod, follow, stop, deadline, container, lambda line: lines.put((pod, line))
                 )
             except BaseException as exc:  # noqa: BLE001 - reported once the others finish
                 errors.append(exc)
             finally:
                 lines.put(None)
 
+        container = self._workload(ref).container
         threads = [threading.Thread(target=run, args=(n,), daemon=True) for n in names]
         for t in threads:
             t.start()
@@ -633,6 +848,53 @@ class KubernetesBackend:
         finally:
             stop.set()
         return count, errors
+
+    def _follow_node(
+        self,
+        ref: Any,
+        pod: str,
+        follow: bool,
+        stop: threading.Event,
+        deadline: float | None,
+        container: str,
+        emit,
+    ) -> None:
+        """Follow one node's log, and with ``follow`` its replacement when the pod is gone.
+
+        A container restart keeps the pod (``PodFollower`` reads the old container's tail, then the
+        new one). A deleted or evicted pod is replaced by its controller: under a PyTorchJob with the
+        same name, under a TrainJob (JobSet's indexed Job) with a new name and the same completion
+        index. Either way the stream goes on with the pod now holding that node rank.
+        """
+        wl = self._workload(ref)
+        rank = (
+            next((wl.rank(p)[:2] for p in self._pods(ref) if p.metadata.name == pod), None)
+            if follow
+            else None
+        )
+        while True:
+            try:
+                PodFollower(self, ref.namespace, pod, follow, stop, deadline, container).run(emit)
+                return
+            except PodGone:
+                if not follow or stop.is_set() or rank is None:
+                    raise
+            while True:
+                if stop.is_set() or (deadline and time.time() > deadline):
+                    return
+                try:
+                    self._get_job(ref)
+                except WorkshopError:  # the job itself is gone (deleted): nothing more to follow
+                    return
+                started = [
+                    p
+                    for p in self._pods(ref)
+                    if wl.rank(p)[:2] == rank and p.status and p.status.phase in RUNNING_PHASES
+                ]
+                if started:
+                    pod = started[0].metadata.name
+                    break
+                time.sleep(self.poll)
 
     def _wait_for_pods(self, ref: Any, all_ranks: bool, follow: bool, deadline: float | None) -> list[str]:
         self._get_job(ref)  # a clear 404 line when the job is not there
@@ -660,17 +922,24 @@ class KubernetesBackend:
         from kubernetes.client.exceptions import ApiException
 
         core, custom = self._clients()
+        op = self._workload(ref).operator
+        runtime = self._own_runtime(ref) if op is operators.TRAINJOB else None
         self._call(
             custom.delete_namespaced_custom_object,
-            GROUP,
-            VERSION,
+            op.group,
+            op.version,
             ref.namespace,
-            PLURAL,
+            op.plural,
             ref.name,
             propagation_policy="Background",
-            what=f"delete PyTorchJob {ref.name}",
-            not_found=f"no PyTorchJob named {ref.name} in namespace {ref.namespace} (already deleted?)",
+            what=f"delete {op.kind} {ref.name}",
+            not_found=f"no {op.kind} named {ref.name} in namespace {ref.namespace} (already deleted?)",
         )
+        if runtime:  # Trainer keeps it (finalizer) until no TrainJob uses it, then it goes
+            with contextlib.suppress(ApiException):
+                custom.delete_namespaced_custom_object(
+                    op.group, op.version, ref.namespace, operators.RUNTIME_PLURAL, runtime
+                )
         etcd = f"{ref.name}-etcd"
         for fn in (core.delete_namespaced_service, client.AppsV1Api(self.api).delete_namespaced_deployment):
             with contextlib.suppress(ApiException, ValueError):  # absent (most platforms), or an odd answer
@@ -678,16 +947,40 @@ class KubernetesBackend:
         gone = not wait or self._wait_gone(ref, timeout)
         if wait and not gone:
             raise WorkshopError(
-                f"PyTorchJob {ref.name} was deleted but its pods are still there after {timeout:.0f} s; check `workshop status`"
+                f"{op.kind} {ref.name} was deleted but its pods are still there after {timeout:.0f} s; check `workshop status`"
             )
-        msg = f"deleted PyTorchJob {ref.namespace}/{ref.name}" + (" and its pods are gone" if wait else "")
+        msg = (
+            f"deleted {op.kind} {ref.namespace}/{ref.name}"
+            + (f" and its TrainingRuntime {runtime}" if runtime else "")
+            + (" and its pods are gone" if wait else "")
+        )
         return {
             "name": ref.name,
             "namespace": ref.namespace,
             "backend": self.name,
+            "kind": op.kind,
             "deleted": True,
             "message": msg,
         }
+
+    def _own_runtime(self, ref: Any) -> str | None:
+        """The namespaced TrainingRuntime the TrainJob references, when the kit made it for this job."""
+        from kubernetes.client.exceptions import ApiException
+
+        _, custom = self._clients()
+        job = self._get_job(ref)
+        runtime_ref = (job.get("spec") or {}).get("runtimeRef") or {}
+        if runtime_ref.get("kind") != operators.RUNTIME_KIND or not runtime_ref.get("name"):
+            return None  # a ClusterTrainingRuntime is shared: never the job's to delete
+        t = operators.TRAINJOB
+        try:
+            runtime = custom.get_namespaced_custom_object(
+                t.group, t.version, ref.namespace, operators.RUNTIME_PLURAL, runtime_ref["name"]
+            )
+        except ApiException:
+            return None
+        labels = (runtime.get("metadata") or {}).get("labels") or {}
+        return runtime_ref["name"] if labels.get(render.JOB_LABEL) == ref.name else None
 
     def _wait_gone(self, ref: Any, timeout: float) -> bool:
         """Watch the job's pods until none is left (and the job object itself is gone)."""
@@ -697,19 +990,21 @@ class KubernetesBackend:
 
         core, custom = self._clients()
         deadline = time.time() + timeout
-        selector = f"{render.JOB_LABEL}={ref.name}"
+        wl = self._workload(ref)
+        selector = wl.selector(ref.name)
         while time.time() < deadline:
             listing = self._call(
                 core.list_namespaced_pod, ref.namespace, label_selector=selector, what="list pods"
             )
             left = {p.metadata.name for p in listing.items}
             if not left:
+                o = wl.operator
                 try:
-                    custom.get_namespaced_custom_object(GROUP, VERSION, ref.namespace, PLURAL, ref.name)
+                    custom.get_namespaced_custom_object(o.group, o.version, ref.namespace, o.plural, ref.name)
                 except ApiException as exc:
                     if exc.status == 404:
                         return True
-                    raise self._api_error(exc, f"read PyTorchJob {ref.name}") from None
+                    raise self._api_error(exc, f"read {o.kind} {ref.name}") from None
                 time.sleep(self.poll)
                 continue
             w = watch.Watch()
@@ -739,6 +1034,10 @@ class KubernetesBackend:
         return False
 
 
+class PodGone(WorkshopError):
+    """The pod being followed no longer exists (deleted, evicted, or replaced by its controller)."""
+
+
 class PodFollower:
     """Streams one pod's container log, across dropped connections and container restarts, without repeats.
 
@@ -756,6 +1055,7 @@ class PodFollower:
         follow: bool,
         stop: threading.Event,
         deadline: float | None,
+        container: str = render.CONTAINER,
     ):
         self.b, self.ns, self.pod, self.follow, self.stop, self.deadline = (
             backend,
@@ -765,6 +1065,7 @@ class PodFollower:
             stop,
             deadline,
         )
+        self.container = container  # "pytorch" in a PyTorchJob's pods, "node" in a TrainJob's
         self.last_ts = ""  # RFC3339Nano of the newest line delivered
         self.seen_at_last: set[str] = set()  # lines delivered with exactly that timestamp
 
@@ -787,7 +1088,7 @@ class PodFollower:
     def _stream(self, emit, *, previous: bool = False) -> None:
         from kubernetes.client.exceptions import ApiException
 
-        query = [("container", render.CONTAINER), ("timestamps", "true")]
+        query = [("container", self.container), ("timestamps", "true")]
         if self.follow and not previous:
             query.append(("follow", "true"))
         if previous:
@@ -826,14 +1127,21 @@ class PodFollower:
             raw.release_conn()
 
     def _container(self) -> tuple[str, int]:
+        from kubernetes.client.exceptions import ApiException
+
         core, _ = self.b._clients()
-        pod = self.b._call(
-            core.read_namespaced_pod,
-            self.pod,
-            self.ns,
-            what=f"read pod {self.pod}",
-            not_found=f"pod {self.pod} is gone (the job was deleted or restarted as a whole)",
-        )
+
+        def read():
+            try:
+                return core.read_namespaced_pod(self.pod, self.ns)
+            except ApiException as exc:
+                if exc.status == 404:
+                    raise PodGone(
+                        f"pod {self.pod} is gone (the job was deleted or restarted as a whole)"
+                    ) from None
+                raise
+
+        pod = self.b._call(read, what=f"read pod {self.pod}")
         restarts = (
             sum(cs.restart_count or 0 for cs in (pod.status.container_statuses or [])) if pod.status else 0
         )
@@ -885,14 +1193,6 @@ def _ts_key(ts: str) -> str:
     """A sortable RFC3339Nano key: fractions padded to nanoseconds (``...05.1Z`` < ``...05.25Z``)."""
     base, _, frac = ts.rstrip("Z").partition(".")
     return f"{base}.{frac.ljust(9, '0')}Z"
-
-
-def _rank(pod_name: str) -> tuple[int, int]:
-    """Sort key: master first, then workers by index."""
-    parts = pod_name.rsplit("-", 2)
-    role = parts[-2] if len(parts) == 3 else ""
-    idx = int(parts[-1]) if parts[-1].isdigit() else 0
-    return (0 if role == "master" else 1, idx)
 
 
 def _short(pod: str, job: str) -> str:
