@@ -554,6 +554,8 @@ def test_logs_out_unwritable_on_kubernetes_is_one_line(cli, tmp_path):
         (["--memory", "lots"], "--memory"),
         (["--parallelism", "-5"], "--parallelism"),
         (["--cpus", "0"], "--cpus"),
+        (["--shards", "1000000000"], "--shards"),
+        (["--shards", "100000"], "--shards"),
         (["--image", "img with space"], "--image"),
         (["--prep-args", "--output-prefix /shared/elsewhere"], "--prep-args"),
         (["--prep-args", "--output /shared/elsewhere"], "--prep-args"),
