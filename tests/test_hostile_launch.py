@@ -521,6 +521,8 @@ def test_unusable_output_paths_are_one_line_naming_the_flag(cli, tmp_path):
         "logs", "--name", "x", "--backend", "local", "--run-dir", tmp_path / "r", "--out", blocker / "t.log"
     )
     assert "--out" in _one_line(res, 2)
+    res = cli("apply", "--config", EKS, "--backend", "local", "--run-dir", blocker / "run")
+    assert "--run-dir" in _one_line(res, 2)
     res = cli("run-notebooks", "--output-dir", blocker / "sub", "--only", "01")
     assert "--output-dir" in _one_line(res, 2)
 
@@ -536,6 +538,11 @@ def test_logs_out_unwritable_on_kubernetes_is_one_line(cli, tmp_path):
         blocker.write_text("x")
         res = cli("logs", "--config", EKS, "--kubeconfig", kc, "--out", blocker / "train.log")
         assert "--out" in _one_line(res, 2) and "cannot write there" in res.err
+        # The default output (<run>/train/train.log) is opened before any follower thread starts too.
+        api.add_namespace("megatron-workshop")
+        assert cli("apply", "--config", EKS, "--kubeconfig", kc, "--skip-preflight", "--force").code == 0
+        res = cli("logs", "--config", EKS, "--kubeconfig", kc, "--run-dir", blocker / "run")
+        assert "--run-dir" in _one_line(res, 2) and "cannot write there" in res.err
     finally:
         api.stop()
 
@@ -554,6 +561,8 @@ def test_logs_out_unwritable_on_kubernetes_is_one_line(cli, tmp_path):
         (["--memory", "lots"], "--memory"),
         (["--parallelism", "-5"], "--parallelism"),
         (["--cpus", "0"], "--cpus"),
+        (["--shards", "1000000000"], "--shards"),
+        (["--shards", "100000"], "--shards"),
         (["--image", "img with space"], "--image"),
         (["--prep-args", "--output-prefix /shared/elsewhere"], "--prep-args"),
         (["--prep-args", "--output /shared/elsewhere"], "--prep-args"),

@@ -109,11 +109,21 @@ def check_quantity(value: Any, fld: str, *, prefix: str = "") -> str:
     return str(value)
 
 
-def check_count(value: Any, fld: str, *, prefix: str = "", minimum: int = 1) -> int:
-    """A whole number of at least ``minimum`` (pods, CPUs, shards)."""
+def check_count(
+    value: Any, fld: str, *, prefix: str = "", minimum: int = 1, maximum: int | None = None, why: str = ""
+) -> int:
+    """A whole number of at least ``minimum`` (and at most ``maximum``: pods, CPUs, shards)."""
     if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
         raise _fail(prefix, fld, f"{clip(value)} must be a whole number >= {minimum}")
+    if maximum is not None and value > maximum:
+        raise _fail(prefix, fld, f"{value} is more than {maximum}{why}; use at most {maximum}")
     return value
+
+
+# Kubernetes' own bounds: an Indexed Job has at most 100,000 completions, and all annotations of
+# an object together at most 256 KiB.
+MAX_INDEXED_COMPLETIONS = 100_000
+MAX_ANNOTATIONS_BYTES = 256 * 1024
 
 
 def check_mount_path(mount: Any, fld: str, *, prefix: str = "") -> str:

@@ -123,6 +123,8 @@ def render_prep_job(
     stays literal); only ``$(JOB_COMPLETION_INDEX)`` is the kit's reference.
     """
     from ..k8sfields import (
+        MAX_ANNOTATIONS_BYTES,
+        MAX_INDEXED_COMPLETIONS,
         check_count,
         check_image,
         check_mount_path,
@@ -138,7 +140,9 @@ def render_prep_job(
     check_name(pvc, "--pvc")
     check_image(image, "--image")
     mount_path = check_mount_path(mount_path, "--mount-path")
-    check_count(shards, "--shards")
+    check_count(
+        shards, "--shards", maximum=MAX_INDEXED_COMPLETIONS, why=" (Kubernetes' limit for an Indexed Job)"
+    )
     check_count(cpus, "--cpus")
     if parallelism is not None:
         check_count(parallelism, "--parallelism")
@@ -187,6 +191,13 @@ def render_prep_job(
         f"{output_prefix}_{json_keys[0]}_document",
         *[f"{shard_prefix(output_prefix, i)}_{json_keys[0]}_document" for i in range(shards)],
     ]
+    merge_text = shlex.join(merge)
+    if len(merge_text.encode()) > MAX_ANNOTATIONS_BYTES // 2:
+        raise UsageError(
+            f"--shards {shards}: the merge command ({len(merge_text.encode()) // 1024} KiB, one prefix per shard) "
+            f"does not fit the Job's annotations (Kubernetes allows {MAX_ANNOTATIONS_BYTES // 1024} KiB); "
+            "use fewer, larger shards"
+        )
     labels = {"app.kubernetes.io/name": "workshop-prep-data", "app.kubernetes.io/instance": name}
     return {
         "apiVersion": "batch/v1",
@@ -195,7 +206,7 @@ def render_prep_job(
             "name": name,
             "namespace": namespace,
             "labels": labels,
-            "annotations": {"workshop/merge-command": shlex.join(merge)},
+            "annotations": {"workshop/merge-command": merge_text},
         },
         "spec": {
             "completionMode": "Indexed",

@@ -238,6 +238,10 @@ def _apply(args: argparse.Namespace) -> int:
         raise UsageError(
             "--dry-run asks a Kubernetes API server to judge the manifests; use --backend kubernetes"
         )
+    if backend.name == "local" and args.run_dir is not None:  # it writes there: one line if it cannot
+        from ..fsutil import ensure_output_dir
+
+        ensure_output_dir(args.run_dir, "--run-dir")
     if backend.name == "kubernetes":  # the local backend runs a tiny scaled copy; the rules are for clusters
         errors = [] if args.force else [f for f in check.check_job(job) if f.severity == "error"]
         for f in errors:
