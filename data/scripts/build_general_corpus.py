@@ -98,7 +98,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fortunes", type=Path, required=True, help="folder of the fortune files")
     ap.add_argument("--out-dir", type=Path, default=here)
-    ap.add_argument("--numpy-max-docs", type=int, default=150)
+    ap.add_argument("--numpy-max-docs", type=int, default=60)
     args = ap.parse_args()
     warnings.simplefilter("ignore")  # NumPy's deprecated aliases warn on every attribute read
     quotes = list(fortunes(args.fortunes))

@@ -129,7 +129,40 @@ def _tokens(prefix: str):
     return np.concatenate(parts).astype(np.int64)
 
 
-def evaluate(
+def evaluate(*args, **kwargs) -> dict:
+    """Loss and perplexity of the model in ``load`` on each dataset (see :func:`_evaluate`).
+
+    megatron-core and torch print a wall of known, harmless warnings on a CPU without Transformer
+    Engine or Apex (and for torch.distributed.checkpoint's deprecated names); they are kept out of
+    the notebook and the terminal here, where they would bury the one table that matters.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        warnings.simplefilter("ignore", FutureWarning)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return _evaluate(*args, **kwargs)
+
+
+def trained_seq_length(load: str | os.PathLike[str]) -> int | None:
+    """The ``--seq-length`` a checkpoint's run trained with (its saved flags), None when not recorded."""
+    from . import checkpointing
+
+    start = checkpointing.resolve_start(argparse.Namespace(load=str(load), pretrained_checkpoint=None))
+    if start is None or (start.root / checkpointing.MODEL_META).is_file():
+        return None
+    from megatron.core import dist_checkpointing
+
+    try:
+        saved = (dist_checkpointing.load_common_state_dict(str(start.ckpt)) or {}).get("args") or {}
+    except Exception:  # noqa: BLE001 - unreadable common state: no recorded length
+        return None
+    value = saved.get("seq_length")
+    return int(value) if isinstance(value, int) and value > 0 else None
+
+
+def _evaluate(
     load: str | os.PathLike[str],
     data_paths: list[str],
     *,
@@ -265,8 +298,10 @@ def before_after(run_dir=None, *, seq_length: int | None = None) -> dict:
     """Notebook 04's question: the base model and the trained one on the held-out domain and general
     text (``dataset.json``'s ``heldout``), written to ``<run>/monitor/evaluation.json``.
 
-    Returns ``{"seq_length", "rows": [{"model", "set", "loss", "perplexity", "tokens"}], "domain_change",
-    "general_change"}``; a change is trained minus base loss (negative: the model got better).
+    Both models are scored on the same windows, at the sequence length the run trained with unless
+    ``seq_length`` is given. Returns ``{"seq_length", "rows": [{"model", "set", "loss", "perplexity",
+    "tokens"}], "domain_change", "general_change"}``; a change is trained minus base loss (negative: the
+    model got better).
     """
     from ..data.dataset_info import read_dataset_info
     from ..fsutil import atomic_write_text
@@ -283,6 +318,8 @@ def before_after(run_dir=None, *, seq_length: int | None = None) -> dict:
         if not (path / "latest_checkpointed_iteration.txt").is_file():
             raise UsageError(f"{path}: no {what} checkpoint; run notebook 03 first")
     sets = [("domain", held["domain"]), ("general", held["general"])]
+    if seq_length is None:  # score both models at the length the run trained with
+        seq_length = trained_seq_length(run.checkpoints)
     rows = []
     for model, path in (("base", run.base), ("trained", run.checkpoints)):
         res = evaluate(path, [p for _, p in sets], seq_length=seq_length)
