@@ -250,7 +250,7 @@ RULES: tuple[Rule, ...] = (
         "error",
         "volume_path",
         "",
-        "save, load, data-path, train-data-path, valid-data-path, test-data-path",
+        "save, load, pretrained-checkpoint, data-path, train-data-path, valid-data-path, test-data-path",
         ALL,
         "each pod has its own container file system: a checkpoint saved outside the shared volume "
         "is lost when the pod restarts or ends, and data or a checkpoint to load that is not on it "

@@ -78,6 +78,14 @@ def read_dataset_json(run_dir: str | os.PathLike[str] | None) -> dict[str, Any] 
         return None
 
 
+def _is_weight(token: str) -> bool:
+    try:
+        float(token)
+    except ValueError:
+        return False
+    return True
+
+
 def _on_volume(mount: str, sub: str, local: str) -> str:
     return str(PurePosixPath(mount) / sub / Path(local).name)
 
@@ -121,9 +129,16 @@ def job_dict(
     ds = dict(dataset) if dataset is not None else read_dataset_json(run_dir)
     local = backend == "local"
     if ds:
-        data_path = str(ds["data_path"])
+        # Continued pre-training reads the replay blend ("W1 DOMAIN W2 GENERAL") when notebook 01 made one.
+        data_path = str(ds.get("blend") or ds["data_path"])
         tok_model = str(ds.get("tokenizer_model", ""))
-        job_args["data-path"] = data_path if local else _on_volume(mount_path, "data", data_path)
+        job_args["data-path"] = (
+            data_path
+            if local
+            else " ".join(
+                t if _is_weight(t) else _on_volume(mount_path, "data", t) for t in data_path.split()
+            )
+        )
         job_args["tokenizer-type"] = ds.get("tokenizer_type", "HuggingFaceTokenizer")
         if tok_model:
             job_args["tokenizer-model"] = (
@@ -139,6 +154,8 @@ def job_dict(
         tb = str(PurePosixPath(mount_path) / "tensorboard" / name)
     job_args.setdefault("save", ckpt)
     job_args.setdefault("load", ckpt)
+    if not local:  # the base model `workshop render-import-job` converts on the volume (README, EKS step 3)
+        job_args.setdefault("pretrained-checkpoint", str(PurePosixPath(mount_path) / "checkpoints" / "base"))
     job_args.setdefault("tensorboard-dir", tb)
     if extra_args:
         for k, v in extra_args.items():
