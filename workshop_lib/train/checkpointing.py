@@ -193,12 +193,7 @@ def load_checkpoint(args: argparse.Namespace, model, optimizer, scheduler, cuda:
         with_rng=with_rng and "rng_state" in _saved_keys(ckpt),
     )
     loaded = dist_checkpointing.load(state, str(ckpt))
-    model = unwrap(model)
-    if len(model) == 1:
-        model[0].load_state_dict(loaded["model"], strict=True)
-    else:
-        for i, chunk in enumerate(model):
-            chunk.load_state_dict(loaded[f"model{i}"], strict=True)
+    _load_weights(model, loaded)
     if with_optim:
         optimizer.load_state_dict(loaded["optimizer"])
         scheduler.load_state_dict(loaded["opt_param_scheduler"])
@@ -208,6 +203,16 @@ def load_checkpoint(args: argparse.Namespace, model, optimizer, scheduler, cuda:
         optimizer.reload_model_params()  # fp32 main params are copies: refresh them from the weights
         return TrainState()
     return TrainState(**loaded["train_state"])
+
+
+def _load_weights(model, loaded: dict) -> None:
+    """Put the loaded ``model``/``model{i}`` entries into the model chunks (strict: every key)."""
+    chunks = unwrap(model)
+    if len(chunks) == 1:
+        chunks[0].load_state_dict(loaded["model"], strict=True)
+    else:
+        for i, chunk in enumerate(chunks):
+            chunk.load_state_dict(loaded[f"model{i}"], strict=True)
 
 
 def _saved_keys(ckpt: Path) -> set[str]:
@@ -435,12 +440,7 @@ def load_pretrained(args: argparse.Namespace, model, optimizer, scheduler, start
     )
     state = {k: v for k, v in state.items() if k.startswith("model")}
     loaded = dist_checkpointing.load(state, str(start.ckpt))
-    chunks = unwrap(model)
-    if len(chunks) == 1:
-        chunks[0].load_state_dict(loaded["model"], strict=True)
-    else:
-        for i, chunk in enumerate(chunks):
-            chunk.load_state_dict(loaded[f"model{i}"], strict=True)
+    _load_weights(model, loaded)
     optimizer.reload_model_params()  # fp32 main params are copies: refresh them from the weights
 
 
