@@ -217,10 +217,10 @@ def _load_weights(model, loaded: dict) -> None:
 
 def _saved_keys(ckpt: Path) -> set[str]:
     """Top-level keys of the sharded objects saved (their files are named after the key)."""
-    from megatron.core import dist_checkpointing
+    from megatron.core.dist_checkpointing.serialization import load_sharded_metadata
 
     try:
-        meta = dist_checkpointing.load_sharded_metadata(str(ckpt))
+        meta = load_sharded_metadata(str(ckpt))
     except Exception:  # noqa: BLE001 - older layouts: assume the RNG state is there
         return {"rng_state"}
     return {k.split("/")[0] for k in meta}
