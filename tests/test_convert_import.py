@@ -48,8 +48,10 @@ def _configs() -> dict:
         # Llama 3.2 as transformers 5 writes it: rope_parameters, tied embeddings, factor 32
         "llama32": (t.LlamaConfig, dict(COMMON, vocab_size=320, max_position_embeddings=256, tie_word_embeddings=True,
                                           rope_parameters=dict(LLAMA3_SCALING, factor=32.0, rope_theta=500000.0))),
-        # Mistral with a vocabulary TP=2 does not divide (one zero row of padding) and MHA
-        "mistral": (t.MistralConfig, dict(COMMON, num_key_value_heads=4, vocab_size=301, sliding_window=None)),
+        # Mistral with a vocabulary TP=2 does not divide (one zero row of padding), MHA, and a head_dim
+        # that is not hidden/heads (--kv-channels)
+        "mistral": (t.MistralConfig, dict(COMMON, num_key_value_heads=4, vocab_size=301, sliding_window=None,
+                                            head_dim=32)),
         # Qwen2: q/k/v biases, tied
         "qwen2": (t.Qwen2Config, dict(COMMON, vocab_size=320, tie_word_embeddings=True)),
         # Mixtral: 4 experts, top-2
@@ -63,7 +65,7 @@ JOBS = {  # (model, import TP) -> layouts to load into
     ("llama32", 1): [(1, 1), (1, 2)],
     ("mistral", 2): [(2, 1)],
     ("qwen2", 1): [(1, 1), (2, 1)],
-    ("mixtral", 1): [(1, 1), (2, 1), (1, 2)],
+    ("mixtral", 1): [(1, 1), (2, 1), (1, 2), (1, 1, 2)],  # the last with expert parallel 2
 }
 
 
@@ -106,17 +108,11 @@ def world(imported):
     """The logits of the trainer's model for every (model, TP, PP) job, from one torchrun spawn."""
     root, jobs = imported["root"], []
     for (name, _tp), layouts in JOBS.items():
-        for ltp, lpp in layouts:
-            out = root / f"logits_{name}_{ltp}{lpp}.pt"
-            jobs.append(
-                {
-                    "load": imported["imports"][name]["save"],
-                    "tp": ltp,
-                    "pp": lpp,
-                    "out": str(out),
-                    "name": name,
-                }
-            )
+        for ltp, lpp, *rest in layouts:
+            ep = rest[0] if rest else 1
+            out = root / f"logits_{name}_{ltp}{lpp}{ep}.pt"
+            load = imported["imports"][name]["save"]
+            jobs.append({"load": load, "tp": ltp, "pp": lpp, "ep": ep, "out": str(out), "name": name})
     (root / "jobs.json").write_text(json.dumps({"tokens": str(root / "tokens.pt"), "jobs": jobs}))
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(_free_port()),
@@ -145,7 +141,9 @@ def test_megatron_logits_equal_transformers_on_every_layout(world):
         vocab = ref.shape[-1]
         assert got.shape[-1] >= vocab
         diff = (got[..., :vocab] - ref).abs().max().item()
-        assert diff < 1e-4, f"{job['name']} TP={job['tp']} PP={job['pp']}: max |logit diff| {diff}"
+        assert diff < 1e-4, (
+            f"{job['name']} TP={job['tp']} PP={job['pp']} EP={job['ep']}: max |logit diff| {diff}"
+        )
 
 
 @pytest.mark.slow
