@@ -11,6 +11,7 @@ that went in, from the imported checkpoint and from checkpoints the trainer wrot
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -60,6 +61,7 @@ def _configs() -> dict:
     }  # fmt: skip
 
 
+BF16 = ("llama32",)  # a bf16 checkpoint: the fp32 trainer model loads it, export gives bf16 back
 JOBS = {  # (model, import TP) -> layouts to load into
     ("llama31", 1): [(1, 1), (2, 1), (1, 2)],
     ("llama32", 1): [(1, 1), (1, 2)],
@@ -89,7 +91,13 @@ def imported(tmp_path_factory):
             for n, p in m.named_parameters():
                 if n.endswith(("norm.weight", "bias")):
                     p.copy_(1 + 0.1 * torch.randn_like(p) if "norm" in n else 0.1 * torch.randn_like(p))
-        m.save_pretrained(root / f"hf_{name}")
+        if name in BF16:  # stored in bf16 (as on the Hub); the fp32 reference holds the same rounded values
+            with torch.no_grad():
+                for p in m.parameters():
+                    p.copy_(p.to(torch.bfloat16).float())
+            copy.deepcopy(m).to(torch.bfloat16).save_pretrained(root / f"hf_{name}")  # m keeps fp32 buffers
+        else:
+            m.save_pretrained(root / f"hf_{name}")
         if name == "llama31":  # the Hub's spelling (transformers 5 saved rope_parameters)
             cfg_path = root / f"hf_{name}" / "config.json"
             cfg = json.loads(cfg_path.read_text())
@@ -163,7 +171,7 @@ def test_round_trip_gives_back_the_same_tensors(imported, tmp_path):
         for k, file in index["weight_map"].items():
             with safe_open(str(out / file), "pt") as f:
                 assert torch.equal(f.get_tensor(k), want[k]), f"{name}: {k}"
-        back = transformers.AutoModelForCausalLM.from_pretrained(out).eval()
+        back = transformers.AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
         assert type(back).__name__ == type(world["models"][name]).__name__
         with torch.no_grad():
             assert torch.equal(back(world["tokens"]).logits, world["models"][name](world["tokens"]).logits)

@@ -35,6 +35,7 @@ TOKENIZER_FILES = (
     "vocab.json",
     "merges.txt",
     "added_tokens.json",
+    "chat_template.jinja",
 )
 # Buffers some checkpoints carry that are recomputed from the config, never weights.
 IGNORED_SUFFIXES = ("rotary_emb.inv_freq",)
