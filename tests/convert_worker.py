@@ -19,11 +19,12 @@ from pathlib import Path
 import torch
 
 
-def _flags(load: str, tp: int, pp: int, seq: int, batch: int) -> list[str]:
+def _flags(load: str, tp: int, pp: int, seq: int, batch: int, ep: int = 1) -> list[str]:
     desc = json.loads((Path(load) / "workshop_model.json").read_text())
     return [
         *desc["megatron_flags"],
         "--tensor-model-parallel-size", str(tp), "--pipeline-model-parallel-size", str(pp),
+        "--expert-model-parallel-size", str(ep),
         "--seq-length", str(seq), "--lr", "1e-4", "--train-iters", "1", "--mock-data",
         "--tokenizer-type", "NullTokenizer", "--transformer-impl", "local", "--load", load,
         "--micro-batch-size", str(batch), "--no-load-rng",
@@ -46,7 +47,7 @@ def main() -> None:
     world = torch.distributed.get_world_size()
     for job in spec["jobs"]:
         args = arguments.parse_args(
-            _flags(job["load"], job["tp"], job["pp"], tokens.shape[1], tokens.shape[0])
+            _flags(job["load"], job["tp"], job["pp"], tokens.shape[1], tokens.shape[0], job.get("ep", 1))
         )
         arguments.finalize_parallel(args, world)
         ps.destroy_model_parallel()

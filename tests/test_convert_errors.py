@@ -219,3 +219,16 @@ def test_dtype_is_kept(tmp_path, hf_llama):
     with safe_open(str(tmp_path / "bf" / file), "pt") as f:
         assert f.get_tensor(name).dtype == torch.bfloat16
     assert json.loads((tmp_path / "bf" / "config.json").read_text()).get("dtype", "bfloat16") == "bfloat16"
+
+
+def test_from_scratch_gpt_is_refused_in_one_line(tmp_path):
+    from workshop_lib.convert.exporter import describe
+    from workshop_lib.errors import UsageError
+
+    ckpt = tmp_path / "iter_0000010"
+    ckpt.mkdir()
+    args = {"position_embedding_type": "learned_absolute", "normalization": "LayerNorm", "num_layers": 2}
+    torch.save({"args": args, "iteration": 10}, ckpt / "common.pt")
+    with pytest.raises(UsageError, match="not Llama-shaped.*learned_absolute.*workshop_model.json") as exc:
+        describe(ckpt)
+    assert "\n" not in str(exc.value)

@@ -11,6 +11,7 @@ that went in, from the imported checkpoint and from checkpoints the trainer wrot
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import subprocess
@@ -48,8 +49,10 @@ def _configs() -> dict:
         # Llama 3.2 as transformers 5 writes it: rope_parameters, tied embeddings, factor 32
         "llama32": (t.LlamaConfig, dict(COMMON, vocab_size=320, max_position_embeddings=256, tie_word_embeddings=True,
                                           rope_parameters=dict(LLAMA3_SCALING, factor=32.0, rope_theta=500000.0))),
-        # Mistral with a vocabulary TP=2 does not divide (one zero row of padding) and MHA
-        "mistral": (t.MistralConfig, dict(COMMON, num_key_value_heads=4, vocab_size=301, sliding_window=None)),
+        # Mistral with a vocabulary TP=2 does not divide (one zero row of padding), MHA, and a head_dim
+        # that is not hidden/heads (--kv-channels)
+        "mistral": (t.MistralConfig, dict(COMMON, num_key_value_heads=4, vocab_size=301, sliding_window=None,
+                                            head_dim=32)),
         # Qwen2: q/k/v biases, tied
         "qwen2": (t.Qwen2Config, dict(COMMON, vocab_size=320, tie_word_embeddings=True)),
         # Mixtral: 4 experts, top-2
@@ -58,12 +61,13 @@ def _configs() -> dict:
     }  # fmt: skip
 
 
+BF16 = ("llama32",)  # a bf16 checkpoint: the fp32 trainer model loads it, export gives bf16 back
 JOBS = {  # (model, import TP) -> layouts to load into
     ("llama31", 1): [(1, 1), (2, 1), (1, 2)],
     ("llama32", 1): [(1, 1), (1, 2)],
     ("mistral", 2): [(2, 1)],
     ("qwen2", 1): [(1, 1), (2, 1)],
-    ("mixtral", 1): [(1, 1), (2, 1), (1, 2)],
+    ("mixtral", 1): [(1, 1), (2, 1), (1, 2), (1, 1, 2)],  # the last with expert parallel 2
 }
 
 
@@ -87,7 +91,13 @@ def imported(tmp_path_factory):
             for n, p in m.named_parameters():
                 if n.endswith(("norm.weight", "bias")):
                     p.copy_(1 + 0.1 * torch.randn_like(p) if "norm" in n else 0.1 * torch.randn_like(p))
-        m.save_pretrained(root / f"hf_{name}")
+        if name in BF16:  # stored in bf16 (as on the Hub); the fp32 reference holds the same rounded values
+            with torch.no_grad():
+                for p in m.parameters():
+                    p.copy_(p.to(torch.bfloat16).float())
+            copy.deepcopy(m).to(torch.bfloat16).save_pretrained(root / f"hf_{name}")  # m keeps fp32 buffers
+        else:
+            m.save_pretrained(root / f"hf_{name}")
         if name == "llama31":  # the Hub's spelling (transformers 5 saved rope_parameters)
             cfg_path = root / f"hf_{name}" / "config.json"
             cfg = json.loads(cfg_path.read_text())
@@ -106,17 +116,11 @@ def world(imported):
     """The logits of the trainer's model for every (model, TP, PP) job, from one torchrun spawn."""
     root, jobs = imported["root"], []
     for (name, _tp), layouts in JOBS.items():
-        for ltp, lpp in layouts:
-            out = root / f"logits_{name}_{ltp}{lpp}.pt"
-            jobs.append(
-                {
-                    "load": imported["imports"][name]["save"],
-                    "tp": ltp,
-                    "pp": lpp,
-                    "out": str(out),
-                    "name": name,
-                }
-            )
+        for ltp, lpp, *rest in layouts:
+            ep = rest[0] if rest else 1
+            out = root / f"logits_{name}_{ltp}{lpp}{ep}.pt"
+            load = imported["imports"][name]["save"]
+            jobs.append({"load": load, "tp": ltp, "pp": lpp, "ep": ep, "out": str(out), "name": name})
     (root / "jobs.json").write_text(json.dumps({"tokens": str(root / "tokens.pt"), "jobs": jobs}))
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2", "--master-port", str(_free_port()),
@@ -145,7 +149,9 @@ def test_megatron_logits_equal_transformers_on_every_layout(world):
         vocab = ref.shape[-1]
         assert got.shape[-1] >= vocab
         diff = (got[..., :vocab] - ref).abs().max().item()
-        assert diff < 1e-4, f"{job['name']} TP={job['tp']} PP={job['pp']}: max |logit diff| {diff}"
+        assert diff < 1e-4, (
+            f"{job['name']} TP={job['tp']} PP={job['pp']} EP={job['ep']}: max |logit diff| {diff}"
+        )
 
 
 @pytest.mark.slow
@@ -165,7 +171,7 @@ def test_round_trip_gives_back_the_same_tensors(imported, tmp_path):
         for k, file in index["weight_map"].items():
             with safe_open(str(out / file), "pt") as f:
                 assert torch.equal(f.get_tensor(k), want[k]), f"{name}: {k}"
-        back = transformers.AutoModelForCausalLM.from_pretrained(out).eval()
+        back = transformers.AutoModelForCausalLM.from_pretrained(out, dtype=torch.float32).eval()
         assert type(back).__name__ == type(world["models"][name]).__name__
         with torch.no_grad():
             assert torch.equal(back(world["tokens"]).logits, world["models"][name](world["tokens"]).logits)

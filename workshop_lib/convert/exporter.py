@@ -109,7 +109,8 @@ def _spec_from_args(args: dict[str, Any], ckpt: Path) -> hfconfig.ModelSpec:
         refuse.append("--rotary-percent")
     if refuse:
         raise UsageError(
-            f"{src}: this model is not Llama-shaped ({'; '.join(refuse)}); export-hf writes Llama/Qwen2 models"
+            f"{src}: no workshop_model.json found and the model is not Llama-shaped ({'; '.join(refuse)}); "
+            "if it came from workshop import-hf, copy that import's workshop_model.json next to the checkpoint"
         )
     heads = int(args["num_attention_heads"])
     spec = hfconfig.ModelSpec(
@@ -177,7 +178,10 @@ def describe(ckpt: Path) -> tuple[hfconfig.ModelSpec, dict[str, Any], Path | Non
         spec.vocab_size = vocab
     else:
         notes.append("tokenizer unknown: the padded vocabulary is exported as is")
-    notes.append("no workshop_model.json: the model is described by the checkpoint's training flags")
+    notes.append(
+        "no workshop_model.json (walking up from the checkpoint or next to the run's --pretrained-checkpoint/"
+        "--load): the model is described by the checkpoint's training flags"
+    )
     return spec, hfconfig.hf_config_from_spec(spec, "float32"), tok_dir, notes
 
 

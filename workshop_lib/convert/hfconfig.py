@@ -316,7 +316,7 @@ def spec_from_config(cfg: dict[str, Any], src: str = "config.json") -> ModelSpec
         if rtype == "llama3":
             for k, want in MCORE_LLAMA3.items():
                 got = scaling.get(k)
-                if got is None or float(got) != want:
+                if not isinstance(got, int | float) or isinstance(got, bool) or float(got) != want:
                     raise UsageError(
                         f"{src}: rope scaling llama3 with {k} = {got!r} cannot be expressed in "
                         f"megatron-core 0.16 (it fixes {k} = {want:g}); only 'factor' may differ"
