@@ -83,7 +83,7 @@ TRITON_LOCK_WAIT_SECONDS = 300.0
 
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
-    r"\b[A-Za-z_.]*(?:Error|Exception|Interrupt)\b:",  # RuntimeError:, ncclInternalError:, KeyboardInterrupt:
+    r"(?:Error|Exception|Interrupt):",  # RuntimeError:, ncclInternalError:, KeyboardInterrupt:
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
     r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",

@@ -33,6 +33,9 @@ import calendar
 import math
 import os
 import re
+from bisect import bisect_right
+from re import _constants as _re_constants  # type: ignore[attr-defined]
+from re import _parser as _re_parser  # type: ignore[attr-defined]
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
@@ -146,16 +149,145 @@ _BENIGN = _alt(F.BENIGN_PATTERNS)
 _SIGS = [(sig, _alt(sig.patterns)) for sig in F.FAILURES if sig.patterns]
 _UNLESS = {sig.label: _alt(sig.unless) for sig in F.FAILURES if sig.unless}
 _UNLESS_ANY = _alt(p for sig in F.FAILURES for p in sig.unless)
-# A cheap first pass: only lines with one of these go through the signature regexes.
-_ANY = _alt(p for sig in F.FAILURES for p in sig.patterns)
-_ERROR_LIKE = _alt(F.ERROR_LIKE_PATTERNS)
 _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _WEAK = [(label, re.compile(line), re.compile(other)) for label, line, other in F.CORROBORATED_SIGNS]
-_WEAK_ANY = _alt(p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other))
+
+# --- literal gates: the speed of a pass ---------------------------------------------------------
+# Python's re tries every branch of an alternation at every position of a line: ~150 signature
+# patterns cost ~100 us per line. Each pattern, though, needs some literal text (a "gate": "NCCL
+# WARN", "OutOfMemoryError", ...), and str.find looks for a literal in C over a whole block of
+# lines at once. So a block is searched for each gate, and a pattern runs only on the lines that
+# contain its gate (a pattern without a usable gate runs on every line).
+
+
+def _required_literals(pattern: str) -> set[str] | None:
+    """Literals one of which every match of ``pattern`` contains (the most selective found), else None."""
+    return _seq_literals(list(_re_parser.parse(pattern)))
+
+
+def _seq_literals(items: list) -> set[str] | None:
+    candidates: list[set[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            candidates.append({"".join(run)})
+            run.clear()
+
+    for op, av in items:
+        if op is _re_constants.LITERAL:
+            run.append(chr(av))
+            continue
+        flush()
+        sub: set[str] | None = None
+        if op is _re_constants.SUBPATTERN:
+            sub = _seq_literals(list(av[-1]))
+        elif op is _re_constants.BRANCH:
+            branches = [_seq_literals(list(b)) for b in av[1]]
+            if all(branches):
+                sub = set().union(*branches)  # type: ignore[arg-type]
+        elif op in (_re_constants.MAX_REPEAT, _re_constants.MIN_REPEAT) and av[0] >= 1:
+            sub = _seq_literals(list(av[2]))
+        if sub:
+            candidates.append(sub)
+    flush()
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda c: (min(len(x) for x in c), -len(c)))
+    return best if min(len(x) for x in best) >= 3 else None
+
+
+# Targets of a gate: ("sig", index into _SIGS patterns) or one of the named checks below.
+_GATES: dict[str, set[tuple[str, int]]] = {}
+_UNGATED: set[tuple[str, int]] = set()
+
+
+def _gate(patterns: Iterable[str], target: tuple[str, int]) -> None:
+    for p in patterns:
+        lits = _required_literals(p)
+        if lits is None:
+            _UNGATED.add(target)
+        else:
+            for lit in lits:
+                _GATES.setdefault(lit, set()).add(target)
+
+
+for _i, (_sig, _) in enumerate(_SIGS):
+    _gate(_sig.patterns, ("sig", _i))
+_ERROR_LIKES = [re.compile(p) for p in F.ERROR_LIKE_PATTERNS]
+for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
+    _gate((_p,), ("error_like", _i))
+_gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
+_gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
+_gate((F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0))
+_GATES.setdefault("iteration", set()).add(("iter", 0))  # every iteration-line format says "iteration"
+# Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
+# shorter one), and gates that start alike ("NET/OFI Selected", "NET/OFI Couldn't") share their
+# common start. Gates stay >= GATE_MIN_CHARS long: "WARN" alone would catch every "[WARNING]" line.
+GATE_MIN_CHARS = 7
+
+
+def _merge_gates(gates: dict[str, set[tuple[str, int]]]) -> dict[str, set[tuple[str, int]]]:
+    out = dict(gates)
+    for g in sorted(out, key=len):
+        if g in out and len(g) >= GATE_MIN_CHARS:
+            for h in [h for h in out if h != g and g in h]:
+                out[g] |= out.pop(h)
+    merged: dict[str, set[tuple[str, int]]] = {}
+    keys = sorted(out)
+    group: list[str] = []
+
+    def close() -> None:
+        common = os.path.commonprefix(group) if len(group) > 1 else ""
+        if len(common) >= GATE_MIN_CHARS:
+            merged.setdefault(common, set()).update(*(out[k] for k in group))
+        else:
+            for k in group:
+                merged.setdefault(k, set()).update(out[k])
+
+    for k in keys:
+        if group and len(os.path.commonprefix([group[0], k])) < GATE_MIN_CHARS:
+            close()
+            group = []
+        group.append(k)
+    if group:
+        close()
+    return merged
+
+
+_GATES = _merge_gates(_GATES)
+_GATE_LIST = sorted(_GATES.items())
+BLOCK_LINES = 20_000
+
+
+def _block_targets(lines: list[str]) -> dict[int, set[tuple[str, int]]]:
+    """For a block of lines: line index -> the gated checks that may match it."""
+    starts: list[int] = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    text = "\n".join(lines)
+    hits: dict[int, set[tuple[str, int]]] = {}
+    for gate, targets in _GATE_LIST:
+        i = text.find(gate)
+        while i != -1:
+            k = bisect_right(starts, i) - 1
+            got = hits.get(k)
+            if got is None:
+                hits[k] = set(targets)
+            else:
+                got |= targets
+            i = text.find(gate, starts[k + 1] if k + 1 < len(starts) else len(text))
+    if _UNGATED:
+        for k in range(len(lines)):
+            hits.setdefault(k, set()).update(_UNGATED)
+    return hits
+
 
 # Where the rank of a line is written, by launcher: torchrun ([rank3]:, [default3]:), mpirun
 # ([1,3]<stdout>:), srun/pdsh ("3: ", "host: "), Ray ((head, rank=0, pid=..)), NCCL (host:pid:tid [3]).
@@ -225,40 +357,69 @@ class _Scan:
 
     # --- one line ----------------------------------------------------------------------------
     def feed(self, line: str) -> None:
+        """One line (every check runs on it); :meth:`feed_block` is the fast way for many lines."""
         self.number += 1
-        number = self.number
-        self.tail.append((number, line))
+        self.tail.append((self.number, line))
+        self._line(line, self.number, None)
+
+    def feed_block(self, lines: list[str]) -> None:
+        """Many lines at once: gates are looked for in C, and only lines with a gate cost Python time."""
+        base = self.number
+        hits = _block_targets(lines)
+        for k in sorted(hits):
+            self._line(lines[k], base + k + 1, hits[k])
+        self.number = base + len(lines)
+        first = max(0, len(lines) - F.HANG_TAIL_LINES)
+        self.tail.extend((base + k + 1, lines[k]) for k in range(first, len(lines)))
+
+    def _line(self, line: str, number: int, targets: set[tuple[str, int]] | None) -> None:
+        """The checks of one line; ``targets`` are those its gates allow (``None``: all of them)."""
+        everything = targets is None
+        if (everything or ("iter", 0) in targets) and _ITER_RE.search(line):
+            self._iteration(line, number)
+            if everything or ("unless", 0) in targets:
+                self._unless(line)
+            return
+        if everything or ("unless", 0) in targets:
+            self._unless(line)
+        if everything or ("misc", 0) in targets:
+            if "lock" in line:
+                self._lock(line, number)
+            if "reducing to" in line:
+                m = _OVERFLOW.search(line)
+                if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
+                    self._add("nan_loss", number, line)
+                    return
+        if everything or ("weak", 0) in targets:
+            self._weak(line, number)
+        sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
+        for i in sigs:
+            sig, rx = _SIGS[i]
+            if rx.search(line):
+                if _BENIGN.search(line):
+                    return
+                self._add(sig.label, number, line)
+                return
+        likes = range(len(_ERROR_LIKES)) if everything else [i for kind, i in targets if kind == "error_like"]
+        if likes:
+            self._error_like(line, number, likes)
+
+    def _unless(self, line: str) -> None:
         if _UNLESS_ANY.search(line):
             for label, rx in _UNLESS.items():
                 if rx.search(line):
                     self.healthy_seen.add(label)
-        if "iteration" in line and _ITER_RE.search(line):
-            self._iteration(line, number)
+
+    def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
+        if len(self.unrecognised) >= F.UNRECOGNISED_MAX or not any(_ERROR_LIKES[i].search(line) for i in likes):
             return
-        if "lock" in line:
-            self._lock(line, number)
-        if _WEAK_ANY.search(line):
-            self._weak(line, number)
-        if _ANY.search(line):
-            if _BENIGN.search(line):
-                return
-            for sig, rx in _SIGS:
-                if rx.search(line):
-                    self._add(sig.label, number, line)
-                    return
-        if "reducing to" in line:
-            m = _OVERFLOW.search(line)
-            if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
-                self._add("nan_loss", number, line)
-                return
-        if len(self.unrecognised) < F.UNRECOGNISED_MAX and _ERROR_LIKE.search(line):
-            if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
-                return
-            rank = _rank_of(line)
-            n = self.unrecognised_per_rank.get(rank, 0)
-            if n < F.UNRECOGNISED_PER_RANK:
-                self.unrecognised_per_rank[rank] = n + 1
-                self.unrecognised.append({"line_number": number, "line": _clip(line)})
+        if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
+            return
+        rank = _rank_of(line)
+        n = self.unrecognised_per_rank.get(rank, 0)
+        if n < F.UNRECOGNISED_PER_RANK:
+            self.unrecognised_per_rank[rank] = n + 1
+            self.unrecognised.append({"line_number": number, "line": _clip(line)})
 
     def _add(self, label: str, number: int, line: str) -> None:
         f = self.found.get(label)
@@ -400,8 +561,13 @@ def verdict(
     if isinstance(now, datetime):  # a naive datetime is read as UTC, like the log's timestamps
         now = now.timestamp() if now.tzinfo is not None else float(calendar.timegm(now.timetuple()))
     scan = _Scan(now)
+    block: list[str] = []
     for line in _lines_of(source):
-        scan.feed(line)
+        block.append(line)
+        if len(block) >= BLOCK_LINES:
+            scan.feed_block(block)
+            block = []
+    scan.feed_block(block)
     return scan.result()
 
 
