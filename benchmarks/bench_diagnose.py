@@ -59,11 +59,7 @@ def judge(path: Path) -> tuple[str, str, bool]:
         got = "unknown"
     else:
         got = "healthy"
-    if want == "healthy":
-        ok = got == "healthy"
-    else:
-        ok = got == want
-    return want, got, ok
+    return want, got, got == want
 
 
 def scores(rows: list[tuple[str, str, bool]]) -> dict[str, tuple[int, int, int]]:

@@ -191,6 +191,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Bootstrap ?: ?no socket interface found",
             r"no NCCL_SOCKET_IFNAME interface found",
             r"ncclSocketInit: connecting to address .* is neither AF_INET",
+            # old NCCL (include/socket.h) when no usable IP interface exists
+            r"Socket creation failed : Address family not supported",
         ),
         "NCCL_SOCKET_IFNAME names an interface that does not exist in the pod (P4d/P5 nodes have no "
         "`eth0` for EFA traffic), so NCCL's bootstrap finds no interface.",
@@ -426,6 +428,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Error\(s\) in loading state_dict",
             r"(Missing|Unexpected) key\(s\) in state_dict",
             r"CheckpointingException",
+            # Meta's llama loader (a checkpoint saved for another model-parallel size)
+            r"Loading a checkpoint for MP=\d+ but world size is \d+",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
@@ -452,6 +456,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(Stale file handle|Device or resource busy|FileNotFoundError).*(\.triton/cache|triton_cache)",
             r"TRITON_CACHE_DIR=/(fsx|shared|lustre|mnt|home)\b",
             r"(\.triton/cache|triton_cache).*(Stale file handle|Device or resource busy)",
+            # DeepSpeed's own warning (deepspeed/ops/transformer/inference/triton/matmul_ext.py)
+            r"[Tt]riton autotune, \S+, appears to be on an NFS system",
         ),
         "The Triton kernel cache is on a shared file system (FSx/NFS/home): concurrent compiles from "
         "many processes race on it (stale handles, missing files, busy renames).",
@@ -551,6 +557,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Insufficient (nvidia\.com/gpu|vpc\.amazonaws\.com/efa|rdma/\w+|memory|cpu|hugepages)",
             r"\d+/\d+ nodes are available",
             r"FailedScheduling",
+            # GKE's and older schedulers' event wording
+            r"PodUnschedulable",
+            r"Cannot schedule pods",
+            r"Insufficient nvidia\b",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "

@@ -34,13 +34,13 @@ import math
 import os
 import re
 from bisect import bisect_right
-from re import _constants as _re_constants  # type: ignore[attr-defined]
-from re import _parser as _re_parser  # type: ignore[attr-defined]
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from pathlib import Path
+from re import _constants as _re_constants  # type: ignore[attr-defined]
+from re import _parser as _re_parser  # type: ignore[attr-defined]
 
 from ..facts import failures as F
 from .parse import _ITER_RE, check_log_path, parse_iteration_line, read_log_lines
@@ -223,7 +223,9 @@ for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
     _gate((_p,), ("error_like", _i))
 _gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
 _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
-_gate((F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0))
+_gate(
+    (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
+)
 _GATES.setdefault("iteration", set()).add(("iter", 0))  # every iteration-line format says "iteration"
 # Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
 # shorter one), and gates that start alike ("NET/OFI Selected", "NET/OFI Couldn't") share their
@@ -411,7 +413,9 @@ class _Scan:
                     self.healthy_seen.add(label)
 
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
-        if len(self.unrecognised) >= F.UNRECOGNISED_MAX or not any(_ERROR_LIKES[i].search(line) for i in likes):
+        if len(self.unrecognised) >= F.UNRECOGNISED_MAX or not any(
+            _ERROR_LIKES[i].search(line) for i in likes
+        ):
             return
         if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
             return
@@ -498,7 +502,7 @@ class _Scan:
         end = self._clock()
         if len(times) < 3 or end is None:
             return
-        gaps = sorted(b[1] - a[1] for a, b in zip(times, times[1:]) if b[1] >= a[1])
+        gaps = sorted(b[1] - a[1] for a, b in zip(times, times[1:], strict=False) if b[1] >= a[1])
         if not gaps:
             return
         median = gaps[len(gaps) // 2]
