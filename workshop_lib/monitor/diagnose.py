@@ -154,6 +154,7 @@ _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
+_NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 _WEAK = [(label, re.compile(line), re.compile(other)) for label, line, other in F.CORROBORATED_SIGNS]
 
 # --- literal gates: the speed of a pass ---------------------------------------------------------
@@ -468,8 +469,15 @@ class _Scan:
         if isinstance(scale, float) and math.isfinite(scale):
             self.max_loss_scale = max(self.max_loss_scale, scale)
         nan_grad = isinstance(grad, float) and not math.isfinite(grad)
-        if bad or nan_grad or (rec.get("nan_iterations") or 0) > 0 or vanished or collapsed:
-            self._add("nan_loss", number, line)
+        if (
+            bad
+            or nan_grad
+            or (rec.get("nan_iterations") or 0) > 0
+            or vanished
+            or collapsed
+            or _NAN.search(line)
+        ):
+            self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
             self._add("skipped_iterations", number, line)
 
