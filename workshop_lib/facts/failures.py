@@ -6,6 +6,13 @@ real output quoted in public issue threads (NVIDIA/Megatron-LM, NVIDIA/NeMo, NVI
 aws/aws-ofi-nccl, pytorch/pytorch, kubeflow) and from the workshop seeds' "Common Launch Issues"
 and troubleshooting tables; ``tests/fixtures/logs/README.md`` lists the sources of each fixture.
 
+The patterns were then grown, and the roles set, from the development split of
+``tests/fixtures/diagnose_corpus`` (unmodified excerpts of real failures: other Megatron forks,
+DeepSpeed, megatron-core, NeMo, torchrun/srun/mpirun/Ray prefixes); a held-out quarter of it
+measures how well they generalise (``benchmarks/results/diagnose*.md``). ``role`` says where a
+failure sits in a chain of events, so that the verdict's primary root cause is the first *cause*,
+not the last *symptom* every other rank prints.
+
 Lines matching :data:`BENIGN_PATTERNS` are never findings (NCCL prints several scary-looking INFO
 lines on every healthy start). ``nan_loss`` and ``skipped_iterations`` are also derived from parsed
 iteration lines, with the grace period :data:`SKIP_GRACE_ITERATIONS` for fp16 loss-scale warm-up.
