@@ -53,12 +53,7 @@ def judge(path: Path) -> tuple[str, str, bool]:
     """(expected, got, ok) for one corpus file; ``got`` is the primary label, 'healthy' or 'unknown'."""
     v = verdict(path)
     want = expected(path)
-    if v.primary is not None and v.findings[0].severity == "error":
-        got = v.primary
-    elif v.unrecognised:
-        got = "unknown"
-    else:
-        got = "healthy"
+    got = v.primary or ("unknown" if v.unrecognised else "healthy")
     return want, got, got == want
 
 

@@ -327,6 +327,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"exitcode\s*:\s*-9\b",
             r"[Ss]ignal 9 \(SIGKILL\) received by PID",
             r"terminated with signal SIGKILL",  # torch.multiprocessing.spawn
+            # Slurm's cgroup OOM killer (slurmstepd/srun), and a container killed with SIGKILL (128 + 9)
+            r"Detected \d+ oom[-_]kill event",
+            r"task \d+: Out Of Memory",
+            r"\bExit Code:\s+137\b",
         ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
@@ -509,6 +513,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"CUDA error: (an )?uncorrectable ECC",
             # newer drivers split the message over lines without an Xid number (NVSentinel#155)
             r"\bfallen off the bus\b",
+            # the NVIDIA device plugin's health check (k8s-device-plugin)
+            r"XidCriticalError: Xid=\d+",
         ),
         "The GPU driver reported an Xid error (hardware, driver or ECC fault): the node's GPU is "
         "unhealthy, and the process on it crashes or hangs.",
