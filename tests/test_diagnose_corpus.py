@@ -257,3 +257,12 @@ def test_ipv6_lookup_warning_is_benign_unless_connections_fail():
     assert verdict([ipv6, "iteration ok"]).findings == []
     failed = "[W socket.cpp:767] [c10d] The client socket has failed to connect to [job-1.internal]:50745 (errno: 22 - Invalid argument)."
     assert verdict([ipv6, failed]).primary == "master_addr_unresolved"
+
+
+def test_a_huge_line_is_read_only_up_to_its_start():
+    junk = "x" * 3_000_000
+    v = verdict(
+        ["[rank0]: torch.OutOfMemoryError: CUDA out of memory. " + junk, "y" * 2_000_000 + " lm loss: nan"]
+    )
+    assert v.primary == "cuda_oom" and len(v.findings[0].line) == MAX_LINE_CHARS
+    assert [f.label for f in v.findings] == ["cuda_oom"]  # the NaN sits past MAX_SCAN_CHARS: not read

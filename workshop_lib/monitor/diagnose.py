@@ -45,7 +45,11 @@ from re import _parser as _re_parser  # type: ignore[attr-defined]
 from ..facts import failures as F
 from .parse import _ITER_RE, check_log_path, parse_iteration_line, read_log_lines
 
-MAX_LINE_CHARS = 400
+MAX_LINE_CHARS = 400  # a quoted line is clipped to this in the verdict
+# Only this much of a line is read: every signature sits near the start of its line, and a
+# pathological multi-megabyte line (a dumped tensor, a progress bar without newlines) must not
+# make the regexes crawl.
+MAX_SCAN_CHARS = 65_536
 
 
 @dataclass
@@ -575,7 +579,7 @@ def verdict(
     scan = _Scan(now)
     block: list[str] = []
     for line in _lines_of(source):
-        block.append(line)
+        block.append(line if len(line) <= MAX_SCAN_CHARS else line[:MAX_SCAN_CHARS])
         if len(block) >= BLOCK_LINES:
             scan.feed_block(block)
             block = []
