@@ -242,6 +242,18 @@ def test_hang_against_the_callers_clock():
     assert verdict(untimed, now=datetime(2030, 1, 1)).findings == []  # no timestamps: no claim
 
 
+def test_glog_stamps_take_the_year_of_the_clock():
+    lines = [_timed(i, i) for i in range(1, 6)]
+    watchdog = "[rank0]:[E1121 10:06:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout"
+    # the glog line (no year) is one minute after the last iteration, in the same year: no hang claim
+    assert [f.label for f in verdict([*lines, watchdog]).findings] == ["nccl_timeout"]
+    late = watchdog.replace("E1121 10:06", "E1121 11:06")
+    assert [f.label for f in verdict([*lines, late]).findings] == [
+        "training_hang",
+        "nccl_timeout",
+    ]  # both symptoms: the earlier first
+
+
 def test_stuck_triton_lock_needs_the_clock_to_move_on():
     wait = "[RANK 0] 2026-01-25 08:13:10,742 [DEBUG] (filelock) Attempting to acquire lock 1396 on /root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock"
     got = "[RANK 0] 2026-01-25 08:13:10,743 [DEBUG] (filelock) Lock 1396 acquired on /root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock"

@@ -37,7 +37,7 @@ from bisect import bisect_right
 from collections import deque
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from re import _constants as _re_constants  # type: ignore[attr-defined]
 from re import _parser as _re_parser  # type: ignore[attr-defined]
@@ -306,6 +306,7 @@ _RANK_RES = [
     re.compile(r"^(\S+?):\d+:\d+ \[(\d+)\]"),
     re.compile(r"^\s*(\d{1,4}):\s"),
     re.compile(r"^\s*\[pod/([^\]/]+)"),
+    re.compile(r"^\s*\[((?:master|worker|launcher)-\d+)\]"),  # `workshop logs --all` on screen
 ]
 
 # Timestamps, in the first characters of a line: ISO dates (Megatron's [YYYY-MM-DD HH:MM:SS],
@@ -323,7 +324,10 @@ def _rank_of(line: str) -> str:
 
 
 def line_timestamp(line: str, year: int = 2000) -> float | None:
-    """Seconds (POSIX, naive UTC) of the timestamp at the start of ``line``, or ``None``."""
+    """Seconds (POSIX, read as UTC) of the timestamp at the start of ``line``, or ``None``.
+
+    glog's stamps (``E1121 10:00:00.1``) carry no year: ``year`` fills it in.
+    """
     head = line[:90]
     m = _TS_ISO.search(head)
     if m:
@@ -351,6 +355,8 @@ class _Scan:
         self.unrecognised_per_rank: dict[str, int] = {}
         self.number = 0
         self.now = now
+        # the year for glog timestamps (which have none): the log's own ISO dates, else the clock's
+        self.year = datetime.fromtimestamp(now, tz=timezone.utc).year if now is not None else 2000
         # numerics
         self.loss_keys: set[str] = set()
         self.max_loss_scale = 0.0
@@ -458,6 +464,7 @@ class _Scan:
         if rec.get("timestamp"):
             t = line_timestamp(rec["timestamp"])
             if t is not None:
+                self.year = int(rec["timestamp"][:4])
                 self.iter_times.append((number, t, rec["iteration"]))
                 self.last_iter_line = (number, line)
         losses = {k: v for k, v in rec.items() if k.endswith("loss") and isinstance(v, float)}
@@ -497,7 +504,7 @@ class _Scan:
     # --- end of log ----------------------------------------------------------------------------
     def _tail_time(self) -> tuple[int, str, float] | None:
         for number, line in reversed(self.tail):
-            t = line_timestamp(line)
+            t = line_timestamp(line, self.year)
             if t is not None:
                 return number, line, t
         return None
@@ -536,7 +543,7 @@ class _Scan:
         if end is None:
             return
         for number, line in self.locks.values():
-            t = line_timestamp(line)
+            t = line_timestamp(line, self.year)
             if t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
                 self._add("triton_cache_hang", number, line)
 
