@@ -99,7 +99,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
     r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*:\s*-?[1-9]",
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
-    r"\bWARN\b.*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",
+    r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (

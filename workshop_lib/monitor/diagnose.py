@@ -231,7 +231,8 @@ _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("w
 _gate(
     (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
 )
-_GATES.setdefault("iteration", set()).add(("iter", 0))  # every iteration-line format says "iteration"
+_GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
+_gate(F.BENIGN_PATTERNS, ("benign", 0))
 # Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
 # shorter one), and gates that start alike ("NET/OFI Selected", "NET/OFI Couldn't") share their
 # common start. Gates stay >= GATE_MIN_CHARS long: "WARN" alone would catch every "[WARNING]" line.
@@ -405,12 +406,12 @@ class _Scan:
                     return
         if everything or ("weak", 0) in targets:
             self._weak(line, number)
+        if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
+            return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
         for i in sigs:
             sig, rx = _SIGS[i]
             if rx.search(line):
-                if _BENIGN.search(line):
-                    return
                 self._add(sig.label, number, line)
                 return
         likes = range(len(_ERROR_LIKES)) if everything else [i for kind, i in targets if kind == "error_like"]
