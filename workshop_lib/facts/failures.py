@@ -96,6 +96,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
     r"\bERROR\b(?!\s*\|\s*stderr)",
     r"\b(?:FAILED|FATAL|Fatal|fatal error)\b",
+    r"\bCUDA (?:error|failure)\b|\bTest failure\b",  # CUDA samples, nccl-tests
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
     r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*:\s*-?[1-9]",
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
@@ -279,6 +280,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"DistStoreError: Socket Timeout",
             r"The client socket has timed out after",
             r"The client socket has failed to connect to any network address",
+            # torch < 2 (c10d_rendezvous_backend._create_tcp_store)
+            r"connect\(\) timed out\. Original timeout was \d+ ms",
         ),
         "Not all pods joined the torchrun rendezvous in time: a worker pod is not running yet "
         "(pending, pulling its image) or cannot reach the master's port.",
@@ -527,6 +530,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Cuda failure 802 'system not yet initialized'",
             r"CUDA error: system not yet initialized",
             r"cudaErrorSystemNotReady",
+            # the same error 802 as CUDA samples, nccl-tests and old torch print it
+            r"system not yet initialized",
+            r"\bcode=802\b|\berror \(802\)|[Ee]rror 802\b",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "
