@@ -153,6 +153,7 @@ def test_text_lines_and_path_give_the_same_verdict(tmp_path):
     want = verdict(text).to_dict()
     assert verdict(text.splitlines()).to_dict() == want
     assert verdict(plain).to_dict() == want and verdict(packed).to_dict() == want
+    assert verdict(str(plain)).to_dict() == want  # a path given as a str is read, not diagnosed as text
 
 
 # --- numerics in every iteration-line format -----------------------------------------------------------

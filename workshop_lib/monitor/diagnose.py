@@ -565,6 +565,8 @@ class _Scan:
 
 
 def _lines_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
+    if isinstance(source, str) and "\n" not in source and len(source) < 4096 and os.path.isfile(source):
+        source = Path(source)  # a path passed as a str: one line of log text never names a file
     if isinstance(source, os.PathLike):
         yield from read_log_lines(check_log_path(source))  # .gz/.zst archives too
     elif isinstance(source, str):
@@ -576,7 +578,8 @@ def _lines_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
 def verdict(
     source: str | os.PathLike[str] | Iterable[str], *, now: datetime | float | None = None
 ) -> Verdict:
-    """The verdict for a log: ``source`` is its text (a ``str``), a path (``pathlib.Path``) or lines.
+    """The verdict for a log: ``source`` is its text (a ``str``), a path (``pathlib.Path``, or a
+    one-line ``str`` naming an existing file) or an iterable of lines.
 
     ``now`` (a datetime or POSIX seconds) lets a live caller (``workshop logs --follow``,
     ``workshop status``) ask whether a run that stopped logging hangs; without it the log's own
