@@ -243,6 +243,14 @@ def test_hang_against_the_callers_clock():
     assert verdict(untimed, now=datetime(2030, 1, 1)).findings == []  # no timestamps: no claim
 
 
+def test_hang_with_a_collectors_timestamps():
+    """CloudWatch / Python logging put the stamp before the line: the hang check reads it there too."""
+    lines = [f"2025-05-16T16:{m:02d}:00.000-07:00 |" + _it(m, "lm loss: 3.0E+00") for m in range(1, 6)]
+    lines.append("2025-05-16T17:30:00.000-07:00 | still here")
+    (f,) = verdict(lines).findings
+    assert f.label == "training_hang" and f.line_number == 5
+
+
 def test_glog_stamps_take_the_year_of_the_clock():
     lines = [_timed(i, i) for i in range(1, 6)]
     watchdog = "[rank0]:[E1121 10:06:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout"

@@ -462,12 +462,14 @@ class _Scan:
         rec = parse_iteration_line(line)
         if rec is None:
             return
-        if rec.get("timestamp"):
-            t = line_timestamp(rec["timestamp"])
-            if t is not None:
-                self.year = int(rec["timestamp"][:4])
-                self.iter_times.append((number, t, rec["iteration"]))
-                self.last_iter_line = (number, line)
+        # Megatron's own [YYYY-MM-DD HH:MM:SS], else a logger's or collector's stamp at the start
+        stamp = rec.get("timestamp")
+        t = line_timestamp(stamp) if stamp else line_timestamp(line, self.year)
+        if t is not None:
+            if stamp:
+                self.year = int(stamp[:4])
+            self.iter_times.append((number, t, rec["iteration"]))
+            self.last_iter_line = (number, line)
         losses = {k: v for k, v in rec.items() if k.endswith("loss") and isinstance(v, float)}
         bad = [v for v in losses.values() if not math.isfinite(v)]
         grad = rec.get("grad_norm")
