@@ -490,6 +490,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
+            # a bare "<step> <loss>" print (yanmtt#7)
+            r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
