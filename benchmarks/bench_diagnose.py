@@ -144,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         "",
         f"Corpus: {len(corpus())} unmodified excerpts from public issue threads "
         "(`tests/fixtures/diagnose_corpus`, sources in `SOURCES.tsv`). The generalisation figures (the held-out "
-        "quarter measured once before any signature was fitted to it, and 23 fresh logs measured once) are in "
+        "quarter measured once before any signature was fitted to it, and 45 fresh logs in three batches, each measured once) are in "
         "`diagnose_heldout_first.md`; the tables below are the current state, after those misses were fixed, so "
         "they show no regression rather than generalisation.",
         "",
