@@ -119,8 +119,13 @@ def test_status_explains_pending_and_image_pull(cli, cluster, kubeconfig):
         and "Failed to pull image" in res.out
     )
     assert "ignore me" not in res.out
+    # the failed pod gets the same one-line verdict as `workshop train` and `monitor diagnose`
+    assert res.out.splitlines()[-1].startswith("diagnosis: image_pull_error at line ")
     st = cli("status", "--config", JOB, "--kubeconfig", kubeconfig, "--json").json()
     assert {p["name"]: p["reason"] for p in st["pods"]}[WORKER] == "ImagePullBackOff"
+    assert st["diagnosis"]["primary"] == "image_pull_error" and st["diagnosis"]["summary"].startswith(
+        "diagnosis:"
+    )
     # logs without --follow on pods that never started says why, in one line
     res = cli("logs", "--config", JOB, "--kubeconfig", kubeconfig)
     assert res.code == 1 and "Insufficient nvidia.com/gpu" in _one_line(res)
@@ -254,6 +259,29 @@ def test_logs_cli_all_ranks_to_out_file(cli, cluster, kubeconfig, tmp_path):
     assert sorted(out.read_text().splitlines()) == [f"hello from node {i}" for i in range(3)]
     res = cli("logs", "--config", job, "--kubeconfig", kubeconfig, "--out", out, "--json")
     assert res.code == 0 and res.json()["pods"] == [MASTER, f"{NAME}-worker-1"]  # rank 0 and the last rank
+    assert "diagnosis" not in res.json()  # a healthy log gets no verdict line
+
+
+def test_logs_print_the_verdict_when_the_run_failed(cli, cluster, kubeconfig, tmp_path):
+    assert cli("apply", "--config", JOB, "--kubeconfig", kubeconfig).code == 0
+    cluster.log(
+        NS, WORKER, "[rank8]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    )
+    cluster.log(
+        NS,
+        MASTER,
+        "[rank0]:[E1121 10:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE)",
+    )
+    for pod in (MASTER, WORKER):
+        cluster.set_pod_phase(NS, pod, "Failed")
+    out = tmp_path / "run.log"
+    res = cli("logs", "--config", JOB, "--kubeconfig", kubeconfig, "--all", "--out", out)
+    assert res.code == 0, res.err
+    assert "diagnosis: cuda_oom at line" in res.err  # the OOM, not the timeout it caused
+    d = cli("logs", "--config", JOB, "--kubeconfig", kubeconfig, "--all", "--out", out, "--json").json()[
+        "diagnosis"
+    ]
+    assert d["primary"] == "cuda_oom" and [f["label"] for f in d["findings"]] == ["cuda_oom", "nccl_timeout"]
 
 
 def test_hyperpod_apply_creates_etcd_and_delete_removes_it(cli, fake, kubeconfig):

@@ -117,3 +117,26 @@ def test_local_delete_stops_a_running_job(run_dir):
 
     with pytest.raises(ProcessLookupError):
         os.kill(state["trainer_pid"], 0)
+
+
+def test_status_of_a_failed_local_run_ends_with_the_verdict(cli, tmp_path):
+    run_dir = tmp_path / "run"  # its own run directory: the shared one holds a real run
+    job = tmp_path / "job.yaml"
+    job.write_text(yaml.safe_dump({**yaml.safe_load(JOB.read_text()), "backend": "local"}))
+    log = run_dir / "train/train.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    log.write_text(
+        "[rank1]:[E1121 10:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 1] Watchdog caught collective operation timeout\n"
+        "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    )
+    state = {"state": "Failed", "pid": 0, "returncode": 1, "log": str(log), "name": "megatron-cpt-techpulse"}
+    (run_dir / "train/local_job.json").write_text(json.dumps(state))
+    res = cli("status", "--config", job, "--run-dir", run_dir)
+    assert res.code == 0, res.err
+    assert res.out.splitlines()[-1].startswith(
+        "diagnosis: cuda_oom at line 2: [rank0]: torch.OutOfMemoryError"
+    )
+    st = cli("status", "--config", job, "--run-dir", run_dir, "--json").json()
+    assert (
+        st["diagnosis"]["primary"] == "cuda_oom" and st["diagnosis"]["findings"][1]["label"] == "nccl_timeout"
+    )

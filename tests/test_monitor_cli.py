@@ -47,15 +47,17 @@ def test_diagnose_json_every_contract_label(cli):
     for label in CONTRACT_LABELS:
         res = cli("monitor", "diagnose", LOGS / f"fail_{label}.log", "--json")
         assert res.code == 0
-        findings = json.loads(res.out)["findings"]
+        out = json.loads(res.out)
+        findings = out["findings"]
         assert label in {f["label"] for f in findings}
+        assert out["primary"] == findings[0]["label"] and out["unrecognised"] == []  # contract: one verdict
         for f in findings:
             assert {"label", "line_number", "line", "explanation", "fix"} <= set(f)
 
 
 def test_diagnose_healthy_is_empty(cli):
     res = cli("monitor", "diagnose", LOGS / "healthy_megatron_long.log", "--json")
-    assert res.code == 0 and json.loads(res.out) == {"findings": []}
+    assert res.code == 0 and json.loads(res.out) == {"primary": None, "findings": [], "unrecognised": []}
 
 
 @pytest.mark.parametrize("args", [

@@ -294,8 +294,40 @@ def _status(args: argparse.Namespace) -> int:
 
     job, backend = _target(args)
     st = redact_tree(backend.status(job))  # events and conditions are the server's text
+    diag = _failed_run_verdict(st, backend)
+    if diag is not None:
+        st["diagnosis"] = {**diag.to_dict(), "summary": diag.one_line()}
     print_json(st) if args.json else print(backends.format_status(st))
+    if diag is not None and not args.json:
+        print(diag.one_line())
     return 0
+
+
+# Pod states that mean the run failed even while the job object still says Running/Created.
+_FAILED_POD_REASONS = frozenset({"Error", "OOMKilled", "CrashLoopBackOff", "ErrImagePull", "ImagePullBackOff",
+                                 "CreateContainerConfigError", "ContainerCannotRun", "Evicted"})  # fmt: skip
+
+
+def _failed_run_verdict(st: dict, backend):
+    """The diagnosis of a failed job (None while it is healthy): its saved log, then its events.
+
+    The log is what `workshop logs` (or the local runner) wrote; events and pod reasons follow it as
+    lines, so an image-pull or scheduling failure with no log is diagnosed too.
+    """
+    import itertools
+    from pathlib import Path
+
+    from ..monitor.diagnose import verdict
+    from ..monitor.parse import read_log_lines
+
+    pods = st.get("pods") or []
+    if st.get("phase") != "Failed" and not any(p.get("reason") in _FAILED_POD_REASONS for p in pods):
+        return None
+    log = Path(st.get("log") or backend.run.train_log)
+    extra = [f"pod {p['name']}: {p.get('phase')} ({p['reason']})" for p in pods if p.get("reason")]
+    extra += [f"event {e.get('object')}: {e.get('type')} {e.get('reason')}: {e.get('message')}"
+              for e in st.get("events") or []]  # fmt: skip
+    return verdict(itertools.chain(read_log_lines(log) if log.is_file() else (), extra))
 
 
 def _logs(args: argparse.Namespace) -> int:
@@ -315,11 +347,29 @@ def _logs(args: argparse.Namespace) -> int:
     result = backend.logs(
         job, follow=args.follow, all_ranks=args.all, out=args.out, sink=sink, timeout=args.timeout
     )
+    diag = _log_verdict(result["out"])
+    if diag is not None:
+        result["diagnosis"] = {**diag.to_dict(), "summary": diag.one_line()}
     if args.json:
         print_json(result)
     else:
         progress(f"wrote {result['lines']} line(s) to {result['out']}")
+        if diag is not None:
+            progress(diag.one_line())
     return 0
+
+
+def _log_verdict(out: str):
+    """The diagnosis of the log just written, when it shows a failure (None for a healthy log)."""
+    from pathlib import Path
+
+    from ..monitor.diagnose import verdict
+
+    path = Path(out)
+    if not path.is_file():
+        return None
+    v = verdict(path)
+    return v if v.failed else None
 
 
 def _delete(args: argparse.Namespace) -> int:

@@ -28,7 +28,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_parse, command="monitor parse")
 
-    p = msub.add_parser("diagnose", help="name the failures a log shows, with line numbers and fixes")
+    p = msub.add_parser(
+        "diagnose", help="the primary root cause of a failed run, its evidence lines and fix, then the rest"
+    )
     p.add_argument("log")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_diagnose, command="monitor diagnose")
@@ -119,19 +121,15 @@ def _parse(args) -> int:
 
 
 def _diagnose(args) -> int:
-    from .diagnose import diagnose_log
+    from pathlib import Path
 
-    findings = diagnose_log(args.log)
+    from .diagnose import verdict
+
+    v = verdict(Path(args.log))
     if args.json:
-        _out({"findings": [f.to_dict() for f in findings]})
+        _out(v.to_dict())
         return 0
-    if not findings:
-        print(f"{args.log}: no known failure signatures found")
-    for f in findings:
-        times = f" (x{f.count})" if f.count > 1 else ""
-        print(f"[{f.severity}] {f.label}{times} at line {f.line_number}: {f.line.strip()}")
-        print(f"    why: {f.explanation}")
-        print(f"    fix: {f.fix}")
+    print(f"{args.log}: {v.render()}")
     return 0
 
 

@@ -1,31 +1,55 @@
-"""Read a training log (or ``kubectl describe``/events output) and name what went wrong.
+"""Read a training log (or ``kubectl describe``/events output) and give one verdict: what went wrong.
 
-The signatures live in one table, :mod:`workshop_lib.facts.failures`; this module only applies it:
+The signatures live in one table, :mod:`workshop_lib.facts.failures`; this module applies it in a
+single streaming pass (a multi-gigabyte log is never held in memory):
 
 * every line is checked against the benign list first (NCCL's 'Failed to find ncclCollNetPlugin'
   and friends are never findings), then against the signatures, first match wins;
-* a finding carries the first matching line (1-based ``line_number``, the ``line`` itself) and
-  ``count``, the number of lines with that label: repeated lines (eight ranks printing the same
-  watchdog timeout) are one finding;
-* a signature with ``unless`` is dropped when the log also shows the healthy counterpart (e.g. a
-  "plugin not found" probe for one library name while aws-ofi-nccl did load and EFA is in use);
-* ``nan_loss`` and ``skipped_iterations`` are also read from the parsed iteration lines:
-  skipped iterations within the first :data:`~workshop_lib.facts.failures.SKIP_GRACE_ITERATIONS`
-  iterations are fp16 loss-scale warm-up and raise nothing; later ones are a warning.
+* a finding carries its first line (1-based ``line_number``, the ``line``), ``count`` (lines with
+  that label: eight ranks printing the same watchdog timeout are one finding) and a few
+  ``evidence`` lines, the first of each rank first;
+* a signature with ``unless`` is dropped when the log also shows the healthy counterpart (a
+  "plugin not found" probe while aws-ofi-nccl did load; a FailedScheduling event of a pod that
+  was scheduled later);
+* numerics come from the iteration lines of every known format: a NaN/Inf loss (any loss
+  column), a NaN grad norm, ``number of nan iterations`` > 0, a loss column that disappears
+  (Megatron drops a NaN loss from the line instead of printing it), an fp16 loss scale that
+  collapses; skipped iterations within the first
+  :data:`~workshop_lib.facts.failures.SKIP_GRACE_ITERATIONS` are fp16 warm-up, later ones warn;
+* a run that stops logging is a ``training_hang`` when the log has timestamps: no iteration for
+  far longer than the usual interval while the log (or the clock, ``now``) moved on.
+
+:func:`verdict` orders the findings so that ``findings[0]`` is the primary root cause: the
+earliest *cause* (OOM, a bad flag, a dead GPU) before any *context* (no EFA plugin, TCP sockets)
+before any *symptom* (collective timeouts, peers gone), errors before warnings. An NCCL timeout
+after an OOM on another rank is an OOM. When no error signature matches but the log shows
+error-like lines, the verdict says so (``primary`` is ``None``) and lists the first error-like
+lines of each rank in ``unrecognised``: an unknown failure is never silent.
 """
 
 from __future__ import annotations
 
+import calendar
 import math
 import os
 import re
-from collections.abc import Iterable
-from dataclasses import asdict, dataclass
+from bisect import bisect_right
+from collections import deque
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from re import _constants as _re_constants  # type: ignore[attr-defined]
+from re import _parser as _re_parser  # type: ignore[attr-defined]
 
-from ..facts.failures import BENIGN_PATTERNS, FAILURES, FAILURES_BY_LABEL, SKIP_GRACE_ITERATIONS
+from ..facts import failures as F
 from .parse import _ITER_RE, check_log_path, parse_iteration_line, read_log_lines
 
-MAX_LINE_CHARS = 400
+MAX_LINE_CHARS = 400  # a quoted line is clipped to this in the verdict
+# Only this much of a line is read: every signature sits near the start of its line, and a
+# pathological multi-megabyte line (a dumped tensor, a progress bar without newlines) must not
+# make the regexes crawl.
+MAX_SCAN_CHARS = 65_536
 
 
 @dataclass
@@ -37,16 +61,83 @@ class Finding:
     fix: str
     severity: str = "error"
     count: int = 1
+    role: str = "cause"
+    # up to EVIDENCE_LINES lines ({"line_number", "line"}) that show it, one per rank first
+    evidence: list[dict] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
 
-_BENIGN = re.compile("|".join(f"(?:{p})" for p in BENIGN_PATTERNS))
-_SIGS = [(sig, re.compile("|".join(f"(?:{p})" for p in sig.patterns))) for sig in FAILURES if sig.patterns]
-_UNLESS = {sig.label: re.compile("|".join(f"(?:{p})" for p in sig.unless)) for sig in FAILURES if sig.unless}
-# A cheap first pass: only lines with one of these go through the signature regexes.
-_ANY = re.compile("|".join(f"(?:{p})" for sig in FAILURES for p in sig.patterns))
+@dataclass
+class Verdict:
+    """The answer for one log: the primary root cause, the ordered findings, unknown error lines."""
+
+    primary: str | None
+    findings: list[Finding]
+    unrecognised: list[dict]  # [{"line_number", "line"}] when no signature explains the failure
+    lines: int = 0
+
+    @property
+    def failed(self) -> bool:
+        """True when the log shows an error (known or not); warnings alone are not a failure."""
+        return any(f.severity == "error" for f in self.findings) or bool(self.unrecognised)
+
+    def to_dict(self) -> dict:
+        """The ``workshop monitor diagnose --json`` object (contract: primary, findings, unrecognised)."""
+        return {
+            "primary": self.primary,
+            "findings": [f.to_dict() for f in self.findings],
+            "unrecognised": list(self.unrecognised),
+        }
+
+    def one_line(self) -> str:
+        """One line for a failed run's last line: label, the causal line, the fix."""
+        if self.primary is not None:
+            f = self.findings[0]
+            return f"diagnosis: {f.label} at line {f.line_number}: {_short(f.line, 160)} -- fix: {_first_sentence(f.fix)}"
+        if self.unrecognised:
+            u = self.unrecognised[0]
+            return (f"diagnosis: no known signature; the failure looks like line {u['line_number']}: "
+                    f"{_short(u['line'], 160)}")  # fmt: skip
+        return "diagnosis: no known failure signature"
+
+    def render(self) -> str:
+        """The human report of ``workshop monitor diagnose``: the verdict, its evidence, the rest."""
+        out: list[str] = []
+        if self.primary is not None:
+            f = self.findings[0]
+            times = f" (x{f.count})" if f.count > 1 else ""
+            out.append(f"primary cause: {f.label}{times} [{f.severity}]")
+            out.append(f"    why: {f.explanation}")
+            out.append(f"    fix: {f.fix}")
+            out.append("    evidence:")
+            out.extend(f"      line {e['line_number']}: {e['line'].strip()}" for e in f.evidence)
+            rest = self.findings[1:]
+        else:
+            rest = self.findings
+            if self.unrecognised:
+                out.append("no known signature; these lines look like the failure:")
+                out.extend(f"  line {u['line_number']}: {u['line'].strip()}" for u in self.unrecognised)
+            elif not rest:
+                out.append("no known failure signatures found")
+        if rest:
+            out.append("also found:" if self.primary is not None or self.unrecognised else "findings:")
+            for f in rest:
+                times = f" (x{f.count})" if f.count > 1 else ""
+                out.append(f"  [{f.severity}] {f.label}{times} at line {f.line_number}: {f.line.strip()}")
+                out.append(f"      fix: {f.fix}")
+        return "\n".join(out)
+
+
+def _short(line: str, n: int) -> str:
+    line = line.strip()
+    return line if len(line) <= n else line[: n - 3] + "..."
+
+
+def _first_sentence(text: str) -> str:
+    head, dot, _ = text.partition(". ")
+    return head + ("." if dot else "")
 
 
 def _clip(line: str) -> str:
@@ -54,51 +145,470 @@ def _clip(line: str) -> str:
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 3] + "..."
 
 
-def diagnose_lines(lines: Iterable[str]) -> list[Finding]:
-    """Findings for a sequence of log lines, in order of first occurrence."""
-    found: dict[str, Finding] = {}
-    healthy_seen: set[str] = set()
-    for number, line in enumerate(lines, start=1):
-        for label, rx in _UNLESS.items():
-            if label not in healthy_seen and rx.search(line):
-                healthy_seen.add(label)
-        iter_match = "iteration" in line and _ITER_RE.search(line)
-        if iter_match:
-            _iteration_findings(line, number, found)
+def _alt(patterns: Iterable[str], flags: int = 0) -> re.Pattern[str]:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), flags)
+
+
+_BENIGN = _alt(F.BENIGN_PATTERNS)
+_SIGS = [(sig, _alt(sig.patterns)) for sig in F.FAILURES if sig.patterns]
+_UNLESS = {sig.label: _alt(sig.unless) for sig in F.FAILURES if sig.unless}
+_UNLESS_ANY = _alt(p for sig in F.FAILURES for p in sig.unless)
+_NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
+_OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
+_LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
+_LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
+_ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
+_NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
+_WEAK = [(label, re.compile(line), re.compile(other)) for label, line, other in F.CORROBORATED_SIGNS]
+
+# --- literal gates: the speed of a pass ---------------------------------------------------------
+# Python's re tries every branch of an alternation at every position of a line: ~150 signature
+# patterns cost ~100 us per line. Each pattern, though, needs some literal text (a "gate": "NCCL
+# WARN", "OutOfMemoryError", ...), and str.find looks for a literal in C over a whole block of
+# lines at once. So a block is searched for each gate, and a pattern runs only on the lines that
+# contain its gate (a pattern without a usable gate runs on every line).
+
+
+def _required_literals(pattern: str) -> set[str] | None:
+    """Literals one of which every match of ``pattern`` contains (the most selective found), else None."""
+    return _seq_literals(list(_re_parser.parse(pattern)))
+
+
+def _seq_literals(items: list) -> set[str] | None:
+    candidates: list[set[str]] = []
+    run: list[str] = []
+
+    def flush() -> None:
+        if run:
+            candidates.append({"".join(run)})
+            run.clear()
+
+    for op, av in items:
+        if op is _re_constants.LITERAL:
+            run.append(chr(av))
             continue
-        if not _ANY.search(line) or _BENIGN.search(line):
-            continue
-        for sig, rx in _SIGS:
+        flush()
+        sub: set[str] | None = None
+        if op is _re_constants.SUBPATTERN:
+            sub = _seq_literals(list(av[-1]))
+        elif op is _re_constants.BRANCH:
+            branches = [_seq_literals(list(b)) for b in av[1]]
+            if all(branches):
+                sub = set().union(*branches)  # type: ignore[arg-type]
+        elif op in (_re_constants.MAX_REPEAT, _re_constants.MIN_REPEAT) and av[0] >= 1:
+            sub = _seq_literals(list(av[2]))
+        if sub:
+            candidates.append(sub)
+    flush()
+    if not candidates:
+        return None
+    best = max(candidates, key=lambda c: (min(len(x) for x in c), -len(c)))
+    return best if min(len(x) for x in best) >= 3 else None
+
+
+# Targets of a gate: ("sig", index into _SIGS patterns) or one of the named checks below.
+_GATES: dict[str, set[tuple[str, int]]] = {}
+_UNGATED: set[tuple[str, int]] = set()
+
+
+def _gate(patterns: Iterable[str], target: tuple[str, int]) -> None:
+    for p in patterns:
+        lits = _required_literals(p)
+        if lits is None:
+            _UNGATED.add(target)
+        else:
+            for lit in lits:
+                _GATES.setdefault(lit, set()).add(target)
+
+
+for _i, (_sig, _) in enumerate(_SIGS):
+    _gate(_sig.patterns, ("sig", _i))
+_ERROR_LIKES = [re.compile(p) for p in F.ERROR_LIKE_PATTERNS]
+for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
+    _gate((_p,), ("error_like", _i))
+_gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
+_gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
+_gate(
+    (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
+)
+_GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
+_gate(F.BENIGN_PATTERNS, ("benign", 0))
+# Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
+# shorter one), and gates that start alike ("NET/OFI Selected", "NET/OFI Couldn't") share their
+# common start. Gates stay >= GATE_MIN_CHARS long: "WARN" alone would catch every "[WARNING]" line.
+GATE_MIN_CHARS = 7
+
+
+def _merge_gates(gates: dict[str, set[tuple[str, int]]]) -> dict[str, set[tuple[str, int]]]:
+    out = dict(gates)
+    for g in sorted(out, key=len):
+        if g in out and len(g) >= GATE_MIN_CHARS:
+            for h in [h for h in out if h != g and g in h]:
+                out[g] |= out.pop(h)
+    merged: dict[str, set[tuple[str, int]]] = {}
+    keys = sorted(out)
+    group: list[str] = []
+
+    def close() -> None:
+        common = os.path.commonprefix(group) if len(group) > 1 else ""
+        if len(common) >= GATE_MIN_CHARS:
+            merged.setdefault(common, set()).update(*(out[k] for k in group))
+        else:
+            for k in group:
+                merged.setdefault(k, set()).update(out[k])
+
+    for k in keys:
+        if group and len(os.path.commonprefix([group[0], k])) < GATE_MIN_CHARS:
+            close()
+            group = []
+        group.append(k)
+    if group:
+        close()
+    return merged
+
+
+_GATES = _merge_gates(_GATES)
+_GATE_LIST = sorted(_GATES.items())
+BLOCK_LINES = 20_000
+
+
+def _block_targets(lines: list[str]) -> dict[int, set[tuple[str, int]]]:
+    """For a block of lines: line index -> the gated checks that may match it."""
+    starts: list[int] = []
+    pos = 0
+    for line in lines:
+        starts.append(pos)
+        pos += len(line) + 1
+    text = "\n".join(lines)
+    hits: dict[int, set[tuple[str, int]]] = {}
+    for gate, targets in _GATE_LIST:
+        i = text.find(gate)
+        while i != -1:
+            k = bisect_right(starts, i) - 1
+            got = hits.get(k)
+            if got is None:
+                hits[k] = set(targets)
+            else:
+                got |= targets
+            i = text.find(gate, starts[k + 1] if k + 1 < len(starts) else len(text))
+    if _UNGATED:
+        for k in range(len(lines)):
+            hits.setdefault(k, set()).update(_UNGATED)
+    return hits
+
+
+# Where the rank of a line is written, by launcher: torchrun ([rank3]:, [default3]:), mpirun
+# ([1,3]<stdout>:), srun/pdsh ("3: ", "host: "), Ray ((head, rank=0, pid=..)), NCCL (host:pid:tid [3]).
+_RANK_RES = [
+    re.compile(r"^\s*\[(?:rank|RANK|default|Rank)\s*(\d+)\]"),
+    re.compile(r"^\s*\[1,(\d+)\]<std"),
+    re.compile(r"\brank=(\d+)"),
+    re.compile(r"^\s*\[(?:rank|RANK) ?(\d+)\]"),
+    re.compile(r"^(\S+?):\d+:\d+ \[(\d+)\]"),
+    re.compile(r"^\s*(\d{1,4}):\s"),
+    re.compile(r"^\s*\[pod/([^\]/]+)"),
+    re.compile(r"^\s*\[((?:master|worker|launcher)-\d+)\]"),  # `workshop logs --all` on screen
+]
+
+# Timestamps, in the first characters of a line: ISO dates (Megatron's [YYYY-MM-DD HH:MM:SS],
+# CloudWatch, Python logging) and glog's I/W/E/F MMDD HH:MM:SS (c10d, torchrun; no year).
+_TS_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})")
+_TS_GLOG = re.compile(r"\b[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})\.")
+
+
+def _rank_of(line: str) -> str:
+    for rx in _RANK_RES:
+        m = rx.search(line[:120])
+        if m:
+            return ":".join(m.groups())
+    return ""
+
+
+def line_timestamp(line: str, year: int = 2000) -> float | None:
+    """Seconds (POSIX, read as UTC) of the timestamp at the start of ``line``, or ``None``.
+
+    glog's stamps (``E1121 10:00:00.1``) carry no year: ``year`` fills it in.
+    """
+    head = line[:90]
+    m = _TS_ISO.search(head)
+    if m:
+        y, mo, d, h, mi, s = map(int, m.groups())
+    else:
+        m = _TS_GLOG.search(head)
+        if not m:
+            return None
+        mo, d, h, mi, s = map(int, m.groups())
+        y = year
+    try:
+        return float(calendar.timegm(datetime(y, mo, d, h, mi, s).timetuple()))  # read as UTC
+    except ValueError:
+        return None
+
+
+class _Scan:
+    """The state of one pass over a log; :meth:`feed` one line at a time, then :meth:`result`."""
+
+    def __init__(self, now: float | None = None) -> None:
+        self.found: dict[str, Finding] = {}
+        self.ranks_seen: dict[str, set[str]] = {}
+        self.healthy_seen: set[str] = set()
+        self.unrecognised: list[dict] = []
+        self.unrecognised_per_rank: dict[str, int] = {}
+        self.number = 0
+        self.now = now
+        # the year for glog timestamps (which have none): the log's own ISO dates, else the clock's
+        self.year = datetime.fromtimestamp(now, tz=timezone.utc).year if now is not None else 2000
+        # numerics
+        self.loss_keys: set[str] = set()
+        self.max_loss_scale = 0.0
+        # timestamps of iteration lines (line number, seconds, iteration) for the hang check
+        self.iter_times: list[tuple[int, float, int]] = []
+        self.last_iter_line: tuple[int, str] | None = None
+        self.tail: deque[tuple[int, str]] = deque(maxlen=F.HANG_TAIL_LINES)
+        self.locks: dict[str, tuple[int, str]] = {}
+        self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
+        self.corroborated: set[str] = set()
+
+    # --- one line ----------------------------------------------------------------------------
+    def feed(self, line: str) -> None:
+        """One line (every check runs on it); :meth:`feed_block` is the fast way for many lines."""
+        self.number += 1
+        self.tail.append((self.number, line))
+        self._line(line, self.number, None)
+
+    def feed_block(self, lines: list[str]) -> None:
+        """Many lines at once: gates are looked for in C, and only lines with a gate cost Python time."""
+        base = self.number
+        hits = _block_targets(lines)
+        for k in sorted(hits):
+            self._line(lines[k], base + k + 1, hits[k])
+        self.number = base + len(lines)
+        first = max(0, len(lines) - F.HANG_TAIL_LINES)
+        self.tail.extend((base + k + 1, lines[k]) for k in range(first, len(lines)))
+
+    def _line(self, line: str, number: int, targets: set[tuple[str, int]] | None) -> None:
+        """The checks of one line; ``targets`` are those its gates allow (``None``: all of them)."""
+        everything = targets is None
+        if (everything or ("iter", 0) in targets) and _ITER_RE.search(line):
+            self._iteration(line, number)
+            if everything or ("unless", 0) in targets:
+                self._unless(line)
+            return
+        if everything or ("unless", 0) in targets:
+            self._unless(line)
+        if everything or ("misc", 0) in targets:
+            if "lock" in line:
+                self._lock(line, number)
+            if "reducing to" in line:
+                m = _OVERFLOW.search(line)
+                if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
+                    self._add("nan_loss", number, line)
+                    return
+        if everything or ("weak", 0) in targets:
+            self._weak(line, number)
+        if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
+            return  # part of every healthy start: never a finding, never an unknown error
+        sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
+        for i in sigs:
+            sig, rx = _SIGS[i]
             if rx.search(line):
-                _add(found, sig.label, number, line)
-                break
-    return [f for f in found.values() if f.label not in healthy_seen]
+                self._add(sig.label, number, line)
+                return
+        likes = range(len(_ERROR_LIKES)) if everything else [i for kind, i in targets if kind == "error_like"]
+        if likes:
+            self._error_like(line, number, likes)
+
+    def _unless(self, line: str) -> None:
+        if _UNLESS_ANY.search(line):
+            for label, rx in _UNLESS.items():
+                if rx.search(line):
+                    self.healthy_seen.add(label)
+
+    def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
+        if len(self.unrecognised) >= F.UNRECOGNISED_MAX or not any(
+            _ERROR_LIKES[i].search(line) for i in likes
+        ):
+            return
+        if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
+            return
+        rank = _rank_of(line)
+        n = self.unrecognised_per_rank.get(rank, 0)
+        if n < F.UNRECOGNISED_PER_RANK:
+            self.unrecognised_per_rank[rank] = n + 1
+            self.unrecognised.append({"line_number": number, "line": _clip(line)})
+
+    def _add(self, label: str, number: int, line: str) -> None:
+        f = self.found.get(label)
+        rank = _rank_of(line)
+        if f is None:
+            sig = F.FAILURES_BY_LABEL[label]
+            f = Finding(label, number, _clip(line), sig.explanation, sig.fix, sig.severity, 0, sig.role)
+            self.found[label] = f
+            self.ranks_seen[label] = set()
+        f.count += 1
+        seen = self.ranks_seen[label]
+        if len(f.evidence) < F.EVIDENCE_LINES and (rank not in seen or len(seen) >= F.EVIDENCE_LINES):
+            f.evidence.append({"line_number": number, "line": _clip(line)})
+        seen.add(rank)
+
+    def _weak(self, line: str, number: int) -> None:
+        for label, rx, other in _WEAK:
+            if rx.search(line):
+                self.weak.setdefault(label, (number, line))
+            elif other.search(line):
+                self.corroborated.add(label)
+
+    def _iteration(self, line: str, number: int) -> None:
+        rec = parse_iteration_line(line)
+        if rec is None:
+            return
+        # Megatron's own [YYYY-MM-DD HH:MM:SS], else a logger's or collector's stamp at the start
+        stamp = rec.get("timestamp")
+        t = line_timestamp(stamp) if stamp else line_timestamp(line, self.year)
+        if t is not None:
+            if stamp:
+                self.year = int(stamp[:4])
+            self.iter_times.append((number, t, rec["iteration"]))
+            self.last_iter_line = (number, line)
+        losses = {k: v for k, v in rec.items() if k.endswith("loss") and isinstance(v, float)}
+        bad = [v for v in losses.values() if not math.isfinite(v)]
+        grad = rec.get("grad_norm")
+        scale = rec.get("loss_scale")
+        skipped = rec.get("skipped_iterations") or 0
+        # Megatron prints a loss only when its average is > 0, so a NaN loss drops out of the line
+        vanished = bool(self.loss_keys - losses.keys()) and not skipped
+        self.loss_keys = set(losses)
+        collapsed = (isinstance(scale, float) and math.isfinite(scale) and self.max_loss_scale > 1
+                     and scale < F.LOSS_SCALE_COLLAPSE and skipped > 0)  # fmt: skip
+        if isinstance(scale, float) and math.isfinite(scale):
+            self.max_loss_scale = max(self.max_loss_scale, scale)
+        nan_grad = isinstance(grad, float) and not math.isfinite(grad)
+        if (
+            bad
+            or nan_grad
+            or (rec.get("nan_iterations") or 0) > 0
+            or vanished
+            or collapsed
+            or _NAN.search(line)
+        ):
+            self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
+        if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
+            self._add("skipped_iterations", number, line)
+
+    def _lock(self, line: str, number: int) -> None:
+        m = _LOCK_WAIT.search(line)
+        if m:
+            self.locks.setdefault(m.group(1), (number, line))
+            return
+        m = _LOCK_GOT.search(line)
+        if m:
+            self.locks.pop(m.group(1), None)
+
+    # --- end of log ----------------------------------------------------------------------------
+    def _tail_time(self) -> tuple[int, str, float] | None:
+        for number, line in reversed(self.tail):
+            t = line_timestamp(line, self.year)
+            if t is not None:
+                return number, line, t
+        return None
+
+    def _clock(self) -> float | None:
+        if self.now is not None:
+            return self.now
+        tail = self._tail_time()
+        return tail[2] if tail else None
+
+    def _hang(self) -> None:
+        """``training_hang``: the iteration lines stop while the log's clock (or ``now``) goes on."""
+        times = self.iter_times
+        end = self._clock()
+        if len(times) < 3 or end is None:
+            return
+        gaps = sorted(b[1] - a[1] for a, b in zip(times, times[1:], strict=False) if b[1] >= a[1])
+        if not gaps:
+            return
+        median = gaps[len(gaps) // 2]
+        number, last, iteration = times[-1]
+        quiet = end - last
+        if quiet <= max(F.HANG_INTERVAL_FACTOR * median, F.HANG_MIN_SECONDS):
+            return
+        assert self.last_iter_line is not None  # set with the last entry of iter_times
+        self._add("training_hang", number, self.last_iter_line[1])
+        f = self.found["training_hang"]
+        f.explanation = (f"No iteration logged for {quiet:.0f} s after iteration {iteration} (before that, one "
+                         f"every {median:.0f} s). {f.explanation}")  # fmt: skip
+        tail = self._tail_time()
+        if self.now is None and tail and tail[0] != number:
+            f.evidence.append({"line_number": tail[0], "line": _clip(tail[1])})
+
+    def _stuck_locks(self) -> None:
+        end = self._clock()
+        if end is None:
+            return
+        for number, line in self.locks.values():
+            t = line_timestamp(line, self.year)
+            if t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
+                self._add("triton_cache_hang", number, line)
+
+    def result(self) -> Verdict:
+        self._hang()
+        self._stuck_locks()
+        for label, (number, line) in self.weak.items():
+            if label in self.corroborated:
+                self._add(label, number, line)
+        findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
+        findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
+        primary: str | None = None
+        if findings and (findings[0].severity == "error" or not self.unrecognised):
+            primary = findings[0].label
+        # error-like lines matter only when no known signature explains the failure
+        unrecognised = [] if primary is not None else self.unrecognised
+        return Verdict(primary, findings, unrecognised, self.number)
 
 
-def _add(found: dict[str, Finding], label: str, number: int, line: str) -> None:
-    if label in found:
-        found[label].count += 1
-        return
-    sig = FAILURES_BY_LABEL[label]
-    found[label] = Finding(label, number, _clip(line), sig.explanation, sig.fix, sig.severity)
+def _lines_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
+    if isinstance(source, str) and "\n" not in source and len(source) < 4096 and os.path.isfile(source):
+        source = Path(source)  # a path passed as a str: one line of log text never names a file
+    if isinstance(source, os.PathLike):
+        yield from read_log_lines(check_log_path(source))  # .gz/.zst archives too
+    elif isinstance(source, str):
+        yield from source.splitlines()
+    else:
+        yield from source
 
 
-def _iteration_findings(line: str, number: int, found: dict[str, Finding]) -> None:
-    rec = parse_iteration_line(line)
-    if rec is None:
-        return
-    loss = rec.get("lm_loss")
-    nan_loss = isinstance(loss, float) and not math.isfinite(loss)
-    if nan_loss or (rec.get("nan_iterations") or 0) > 0:
-        _add(found, "nan_loss", number, line)
-    if (rec.get("skipped_iterations") or 0) > 0 and rec["iteration"] > SKIP_GRACE_ITERATIONS:
-        _add(found, "skipped_iterations", number, line)
+def verdict(
+    source: str | os.PathLike[str] | Iterable[str], *, now: datetime | float | None = None
+) -> Verdict:
+    """The verdict for a log: ``source`` is its text (a ``str``), a path (``pathlib.Path``, or a
+    one-line ``str`` naming an existing file) or an iterable of lines.
+
+    ``now`` (a datetime or POSIX seconds) lets a live caller (``workshop logs --follow``,
+    ``workshop status``) ask whether a run that stopped logging hangs; without it the log's own
+    last timestamp is the clock. ``verdict(...).one_line()`` is the one-line form.
+    """
+    if isinstance(now, datetime):  # a naive datetime is read as UTC, like the log's timestamps
+        now = now.timestamp() if now.tzinfo is not None else float(calendar.timegm(now.timetuple()))
+    scan = _Scan(now)
+    block: list[str] = []
+    for line in _lines_of(source):
+        block.append(line if len(line) <= MAX_SCAN_CHARS else line[:MAX_SCAN_CHARS])
+        if len(block) >= BLOCK_LINES:
+            scan.feed_block(block)
+            block = []
+    scan.feed_block(block)
+    return scan.result()
+
+
+def diagnose_lines(lines: Iterable[str]) -> list[Finding]:
+    """Findings for a sequence of log lines, the primary root cause first."""
+    return verdict(lines).findings
 
 
 def diagnose_text(text: str) -> list[Finding]:
-    return diagnose_lines(text.splitlines())
+    return verdict(text).findings
 
 
 def diagnose_log(path: str | os.PathLike[str]) -> list[Finding]:
-    """Findings for a log file (``workshop monitor diagnose LOG``)."""
-    return diagnose_lines(read_log_lines(check_log_path(path)))  # .gz/.zst archives too
+    """Findings for a log file (``workshop monitor diagnose LOG``), the primary root cause first."""
+    return verdict(Path(path)).findings

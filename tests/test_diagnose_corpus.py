@@ -1,0 +1,289 @@
+"""The verdict on real logs: the corpus of public failure excerpts, causal order, numerics, hangs.
+
+``tests/fixtures/diagnose_corpus`` holds short real excerpts (sources in ``SOURCES.tsv``); the file
+name says what the verdict must be. The held-out quarter's first measurement is in
+``benchmarks/results/diagnose_heldout_first.md``; these tests keep every file right from now on.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from workshop_lib.facts.failures import FAILURES_BY_LABEL
+from workshop_lib.monitor.diagnose import MAX_LINE_CHARS, _Scan, verdict
+
+CORPUS = Path(__file__).parent / "fixtures" / "diagnose_corpus"
+LOGS = Path(__file__).parent / "fixtures" / "logs"
+FILES = sorted(CORPUS.glob("*.log"))
+
+
+def _expected(path: Path) -> str:
+    return path.name.split("__", 1)[0]
+
+
+def _same_line(raw: str, shown: str) -> bool:
+    """A verdict quotes the log's line, clipped to MAX_LINE_CHARS with '...' when longer."""
+    raw, shown = raw.rstrip(), shown.rstrip()
+    return raw == shown or (
+        shown.endswith("...") and raw.startswith(shown[:-3]) and len(shown) == MAX_LINE_CHARS
+    )
+
+
+def test_corpus_is_large_and_sourced():
+    failures = [p for p in FILES if _expected(p) not in ("healthy", "unknown")]
+    healthy = [p for p in FILES if _expected(p) == "healthy"]
+    assert len(failures) >= 100 and len(healthy) >= 30
+    assert len({_expected(p) for p in failures}) >= 20  # most labels, each in several wordings
+    rows = [r.split("\t") for r in (CORPUS / "SOURCES.tsv").read_text().splitlines()[1:]]
+    sources = {r[0]: r for r in rows}
+    for p in FILES:
+        assert p.name in sources, f"{p.name} has no source in SOURCES.tsv"
+        name, label, url = sources[p.name]
+        assert label == _expected(p) and url.startswith("https://github.com/"), sources[p.name]
+        assert 0 < len(p.read_text().splitlines()) <= 40, f"{p.name}: keep excerpts short"
+    for label in {_expected(p) for p in failures}:
+        assert label in FAILURES_BY_LABEL, label
+
+
+def test_heldout_split_follows_the_committed_rule():
+    listed = set((CORPUS / "heldout.txt").read_text().split())
+    rule = {p.name for p in FILES if int(hashlib.sha256(p.name.encode()).hexdigest(), 16) % 4 == 0}
+    assert listed == rule and 0.15 < len(rule) / len(FILES) < 0.35
+
+
+@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+def test_corpus_verdict(path):
+    v = verdict(path)
+    want = _expected(path)
+    if want == "healthy":
+        assert not v.failed and v.primary is None, v.to_dict()
+    elif want == "unknown":
+        assert v.primary is None and v.unrecognised, v.to_dict()
+        lines = path.read_text().splitlines()
+        for u in v.unrecognised:
+            assert _same_line(lines[u["line_number"] - 1], u["line"])
+    else:
+        assert v.primary == want and v.findings[0].label == want, v.to_dict()
+        f = v.findings[0]
+        lines = path.read_text().splitlines()
+        for e in [{"line_number": f.line_number, "line": f.line}, *f.evidence]:
+            assert _same_line(lines[e["line_number"] - 1], e["line"])
+
+
+@pytest.mark.parametrize("path", [*FILES, *sorted(LOGS.glob("*.log"))], ids=lambda p: p.stem)
+def test_block_gates_change_nothing(path):
+    """The fast path (literal gates per block) gives the verdict of running every check on every line."""
+    lines = path.read_text().splitlines()
+    slow = _Scan()
+    for line in lines:
+        slow.feed(line)
+    assert verdict(lines).to_dict() == slow.result().to_dict()
+
+
+# --- one verdict: the earliest cause, not the last symptom -------------------------------------------
+TIMEOUT = "[rank0]:[E1121 10:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600012 milliseconds before timing out."
+OOM = "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 5 has a total capacity of 79.10 GiB of which 1.2 GiB is free."
+SOCKET = "host:1:1 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.0.1<0>"  # context (a warning)
+PLUGIN = "host:1:1 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file"
+
+
+def test_oom_after_a_timeout_on_another_rank_is_the_primary():
+    v = verdict([TIMEOUT, TIMEOUT.replace("rank0", "rank1"), OOM])
+    assert v.primary == "cuda_oom" and [f.label for f in v.findings] == ["cuda_oom", "nccl_timeout"]
+    assert v.findings[0].line_number == 3 and v.findings[1].count == 2
+
+
+def test_context_beats_symptom_and_errors_beat_warnings():
+    v = verdict([SOCKET, TIMEOUT, PLUGIN])
+    assert [f.label for f in v.findings] == ["efa_plugin_missing", "nccl_timeout", "nccl_socket_fallback"]
+    assert v.primary == "efa_plugin_missing"
+    # a warning alone is the answer when there is nothing else
+    assert verdict([SOCKET]).primary == "nccl_socket_fallback" and not verdict([SOCKET]).failed
+
+
+def test_evidence_is_one_line_per_rank_first():
+    lines = [TIMEOUT.replace("rank0", f"rank{r}") for r in (0, 0, 0, 1, 2)]
+    (f,) = verdict(lines).findings
+    assert [e["line_number"] for e in f.evidence] == [1, 4, 5] and f.count == 5
+
+
+def test_unknown_failure_lists_first_error_lines_of_each_rank():
+    lines = ["training ..."]
+    lines += [f"[rank{r}]: Traceback (most recent call last):" for r in (0, 1)]
+    lines += [
+        f"[rank{r}]: my_trainer.WeirdError: the flux capacitor is empty ({i})"
+        for r in (0, 1)
+        for i in range(5)
+    ]
+    v = verdict(lines)
+    assert v.primary is None and v.findings == [] and v.failed
+    assert [u["line_number"] for u in v.unrecognised] == [4, 5, 6, 9, 10, 11]  # the first 3 of each rank
+    assert v.one_line().startswith(
+        "diagnosis: no known signature; the failure looks like line 4: [rank0]: my_trainer"
+    )
+
+
+def test_an_unknown_error_is_not_hidden_behind_a_warning():
+    v = verdict([SOCKET, "[rank0]: RuntimeError: something nobody has seen before"])
+    assert v.primary is None and [u["line_number"] for u in v.unrecognised] == [2]
+    assert [f.label for f in v.findings] == ["nccl_socket_fallback"]
+
+
+def test_one_line_names_label_line_and_fix():
+    one = verdict(["ok", OOM]).one_line()
+    assert one.startswith(
+        "diagnosis: cuda_oom at line 2: [rank5]: torch.OutOfMemoryError: CUDA out of memory"
+    )
+    fix = FAILURES_BY_LABEL["cuda_oom"].fix
+    first = fix.split(". ")[0].rstrip(".") + "."  # the fix's first sentence
+    assert one.endswith("-- fix: " + first) and "\n" not in one
+    assert verdict(["all good"]).one_line() == "diagnosis: no known failure signature"
+
+
+def test_text_lines_and_path_give_the_same_verdict(tmp_path):
+    text = "\n".join(["start", TIMEOUT, OOM, "end"]) + "\n"
+    plain, packed = tmp_path / "a.log", tmp_path / "a.log.gz"
+    plain.write_text(text)
+    packed.write_bytes(gzip.compress(text.encode()))
+    want = verdict(text).to_dict()
+    assert verdict(text.splitlines()).to_dict() == want
+    assert verdict(plain).to_dict() == want and verdict(packed).to_dict() == want
+    assert verdict(str(plain)).to_dict() == want  # a path given as a str is read, not diagnosed as text
+
+
+# --- numerics in every iteration-line format -----------------------------------------------------------
+def _it(i, cells):
+    return f" iteration {i:8d}/   10000 | consumed samples: {i * 8:10d} | {cells} |"
+
+
+@pytest.mark.parametrize(
+    "cells",
+    [
+        "lm loss: nan | loss scale: 1.0 | grad norm: 1.0",
+        "lm loss: 2.1E+00 | loss scale: 1.0 | grad norm: nan",  # NaN only in the grad norm
+        "lm loss: 2.1E+00 | mtp_1 loss: inf | loss scale: 1.0",  # any loss column
+        "lm loss: 2.1E+00 | number of nan iterations:   3",
+    ],
+)
+def test_nan_in_any_column(cells):
+    v = verdict([_it(10, "lm loss: 2.2E+00 | loss scale: 1.0 | grad norm: 1.0"), _it(20, cells)])
+    assert v.primary == "nan_loss" and v.findings[0].line_number == 2
+
+
+def test_a_loss_that_vanishes_from_the_line_is_nan_but_fp16_warmup_is_not():
+    ok = _it(100, "lm loss: 2.2E+00 | loss scale: 1.0 | number of skipped iterations:   0")
+    gone = _it(110, "loss scale: 1.0 | number of skipped iterations:   0")
+    assert verdict([ok, gone]).primary == "nan_loss"
+    # the first lines of an fp16 run skip every step: no loss to print, not a NaN
+    warm = _it(10, "loss scale: 8388608.0 | number of skipped iterations:  10")
+    assert verdict([warm, _it(20, "lm loss: 9.9E+00 | loss scale: 32768.0")]).findings == []
+
+
+def test_loss_scale_collapse_megatron_and_deepspeed():
+    fp16 = [_it(i, f"lm loss: 5.0E+00 | loss scale: {s} | number of skipped iterations:   {k}")
+            for i, s, k in ((200, "65536.0", 0), (210, "1024.0", 3), (220, "4.0", 9))]  # fmt: skip
+    v = verdict(fp16)
+    assert v.primary == "nan_loss" and v.findings[0].line_number == 3
+    bf16 = [
+        _it(i, "lm loss: 5.0E+00 | loss scale: 1.0 | number of skipped iterations:   0") for i in (200, 210)
+    ]
+    assert verdict(bf16).findings == []  # bf16 prints a constant scale of 1.0
+    ds = "[2023-06-07 22:16:00,018] [INFO] [loss_scaler.py:181:update_scale] [deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: {a}, reducing to {b}"
+    assert verdict([ds.format(a=65536, b=32768), ds.format(a=32768, b=16384)]).findings == []  # warm-up
+    assert verdict([ds.format(a=16, b=8)]).primary == "nan_loss"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        " iteration      300/   10000 | lm loss NAN | loss scale 1.0 |",  # older format, no colons
+        "Training: 2023-03-14 09:08:43,293-Speed 2178.40 samples/sec   Loss nan   LearningRate 0.001000",
+        "10/30 22:19:57 - mmengine - INFO - Epoch(train) [1][240/735]  loss: 2.5128  grad_norm: nan",
+        "{'loss': nan, 'grad_norm': 219.7, 'learning_rate': 0.0, 'epoch': 0.0}",
+    ],
+)
+def test_nan_in_other_formats(line):
+    assert verdict([line]).primary == "nan_loss"
+
+
+# --- a run that stops logging ---------------------------------------------------------------------------
+def _timed(i, minute, second=0):
+    return (
+        f"[2025-11-21 10:{minute:02d}:{second:02d}] " + _it(i, "lm loss: 3.0E+00 | loss scale: 1.0").lstrip()
+    )
+
+
+def test_hang_from_the_logs_own_clock():
+    hang = verdict((LOGS / "fail_training_hang.log").read_text())
+    (f,) = hang.findings
+    assert (
+        f.label == "training_hang"
+        and f.line_number == 4
+        and f.explanation.startswith("No iteration logged for 2403 s")
+    )
+    assert f.evidence[-1]["line_number"] == 5  # the later line that shows the clock moved on
+
+
+def test_hang_against_the_callers_clock():
+    lines = [_timed(i, i) for i in range(1, 6)]  # one iteration a minute, 10:01 .. 10:05
+    last = datetime(2025, 11, 21, 10, 5)
+    assert verdict(lines).findings == []  # the log itself ends right after the last iteration
+    assert verdict(lines, now=last.replace(minute=9)).findings == []  # 4 min: a checkpoint save, maybe
+    late = verdict(lines, now=last.replace(hour=11))  # a naive datetime is UTC, like the log
+    assert late.primary == "training_hang" and late.findings[0].line_number == 5
+    assert late.findings[0].explanation.startswith("No iteration logged for 3600 s after iteration 5")
+    aware = verdict(lines, now=datetime(2025, 11, 21, 12, 0, tzinfo=timezone.utc))
+    assert aware.primary == "training_hang"
+    untimed = [_it(i, "lm loss: 3.0E+00") for i in range(5)]
+    assert verdict(untimed, now=datetime(2030, 1, 1)).findings == []  # no timestamps: no claim
+
+
+def test_hang_with_a_collectors_timestamps():
+    """CloudWatch / Python logging put the stamp before the line: the hang check reads it there too."""
+    lines = [f"2025-05-16T16:{m:02d}:00.000-07:00 |" + _it(m, "lm loss: 3.0E+00") for m in range(1, 6)]
+    lines.append("2025-05-16T17:30:00.000-07:00 | still here")
+    (f,) = verdict(lines).findings
+    assert f.label == "training_hang" and f.line_number == 5
+
+
+def test_glog_stamps_take_the_year_of_the_clock():
+    lines = [_timed(i, i) for i in range(1, 6)]
+    watchdog = "[rank0]:[E1121 10:06:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout"
+    # the glog line (no year) is one minute after the last iteration, in the same year: no hang claim
+    assert [f.label for f in verdict([*lines, watchdog]).findings] == ["nccl_timeout"]
+    late = watchdog.replace("E1121 10:06", "E1121 11:06")
+    assert [f.label for f in verdict([*lines, late]).findings] == [
+        "training_hang",
+        "nccl_timeout",
+    ]  # both symptoms: the earlier first
+
+
+def test_stuck_triton_lock_needs_the_clock_to_move_on():
+    wait = "[RANK 0] 2026-01-25 08:13:10,742 [DEBUG] (filelock) Attempting to acquire lock 1396 on /root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock"
+    got = "[RANK 0] 2026-01-25 08:13:10,743 [DEBUG] (filelock) Lock 1396 acquired on /root/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock"
+    later = "[RANK 1] 2026-01-25 08:25:00,000 [INFO] still waiting for rank 0"
+    assert verdict([wait, got, later]).findings == []
+    assert verdict([wait]).findings == []  # no later timestamp: cannot tell a wait from a truncated log
+    v = verdict([wait, later])
+    assert v.primary == "triton_cache_hang" and v.findings[0].line_number == 1
+
+
+def test_ipv6_lookup_warning_is_benign_unless_connections_fail():
+    ipv6 = "[W socket.cpp:767] [c10d] The IPv6 network addresses of (job-1.internal, 50745) cannot be retrieved (gai error: -2 - Name or service not known)."
+    assert verdict([ipv6, "iteration ok"]).findings == []
+    failed = "[W socket.cpp:767] [c10d] The client socket has failed to connect to [job-1.internal]:50745 (errno: 22 - Invalid argument)."
+    assert verdict([ipv6, failed]).primary == "master_addr_unresolved"
+
+
+def test_a_huge_line_is_read_only_up_to_its_start():
+    junk = "x" * 3_000_000
+    v = verdict(
+        ["[rank0]: torch.OutOfMemoryError: CUDA out of memory. " + junk, "y" * 2_000_000 + " lm loss: nan"]
+    )
+    assert v.primary == "cuda_oom" and len(v.findings[0].line) == MAX_LINE_CHARS
+    assert [f.label for f in v.findings] == ["cuda_oom"]  # the NaN sits past MAX_SCAN_CHARS: not read
