@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
 import sys
 import time
 from datetime import timedelta
@@ -21,7 +20,7 @@ from functools import partial
 import torch
 
 from ..errors import UsageError
-from . import arguments, log
+from . import arguments, lifeline, log
 
 
 def _print_rank0(msg: str) -> None:
@@ -34,16 +33,18 @@ def _is_last_rank() -> bool:
 
 
 class SigtermFlag:
-    """Set by SIGTERM/SIGINT; all ranks agree on it at the end of an iteration (Megatron's handler)."""
+    """Set by SIGTERM/SIGINT; all ranks agree on it at the end of an iteration (Megatron's handler).
+
+    The handler is ``lifeline``'s, installed by ``__main__`` before torch is imported, so a request
+    that arrives during start-up is kept too (the rank used to die of it, half-way through).
+    """
 
     def __init__(self) -> None:
-        self.received = False
-        self._previous = {}
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self._previous[sig] = signal.signal(sig, self._handle)
+        lifeline.install_stop_handler()
 
-    def _handle(self, signum, frame) -> None:  # noqa: ARG002
-        self.received = True
+    @property
+    def received(self) -> bool:
+        return lifeline.stop_signal() is not None
 
     def any_rank(self, device: torch.device) -> bool:
         flag = torch.tensor([1.0 if self.received else 0.0], device=device)
@@ -350,6 +351,11 @@ class Trainer:
         for m in self.model:
             m.train()
         _print_rank0(f"[before the start of training step] iteration {state.iteration}/{args.train_iters}")
+        if stop.any_rank(self.device.torch_device):  # asked to stop during start-up: nothing new to save
+            _print_rank0(
+                f"exiting program after receiving SIGTERM before training (iteration {state.iteration})"
+            )
+            return 0
         while state.iteration < args.train_iters:
             loss, was_skipped, grad_norm = self.train_step()
             state.iteration += 1

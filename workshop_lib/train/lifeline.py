@@ -1,0 +1,159 @@
+"""Process lifetimes for a training run: stop requests, parent death, and knowing our own processes.
+
+Three faults share one cause, a process outliving or misreading the process that owns it:
+
+* a rank must die when its launcher dies, however it died (``kill -9`` of ``workshop train``'s
+  process group used to leave the ranks training as orphans that kept writing checkpoints a
+  later ``--load`` raced with): :func:`die_with_parent` asks the kernel (``PR_SET_PDEATHSIG``)
+  to kill this process when its parent exits, and closes the race where the parent died before
+  the request was made;
+* a stop request (SIGTERM from a kubelet, Ctrl-C) can arrive while a rank is still importing
+  torch or building its model: :func:`install_stop_handler` records it from the first line of
+  the process, so the request is honoured at the trainer's next agreement point instead of
+  killing the rank half-way;
+* a pid written to a file is only a number: :func:`identity` and :func:`same_process` compare a
+  process's start time and command line (from ``/proc``) with what was recorded when we started
+  it, so a stale pid reused by someone else is never signalled.
+
+Standard library only: ranks import this before torch.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+PR_SET_PDEATHSIG = 1
+# The environment variable through which a parent names itself to the child it starts: the
+# child compares it with getppid() after asking for PDEATHSIG (the parent may already be gone).
+PARENT_ENV = "WORKSHOP_PARENT_PID"
+AGENT_ENV = "WORKSHOP_AGENT_PID"
+
+
+def die_with_parent(expected_parent: int | None = None, sig: int = signal.SIGKILL) -> bool:
+    """Have the kernel send ``sig`` to this process when its parent exits (Linux).
+
+    ``expected_parent`` is the pid the parent announced; if the parent is already gone (we were
+    re-parented before the request took effect), exit at once. Returns whether the request was
+    made (False off Linux, where there is no such request).
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, int(sig), 0, 0, 0) != 0:
+            return False
+    except (OSError, AttributeError):
+        return False
+    if expected_parent and os.getppid() != expected_parent:
+        os._exit(128 + int(sig))  # the parent died before we could ask: follow it now
+    return True
+
+
+def parent_from_env(name: str) -> int | None:
+    """The pid a parent announced in ``name`` (None when absent or not a number)."""
+    value = os.environ.get(name, "")
+    return int(value) if value.isdigit() and int(value) > 1 else None
+
+
+# ---- stop requests --------------------------------------------------------------------------
+_STOP: dict[str, Any] = {"signal": None, "installed": False}
+
+
+def _record_stop(signum: int, _frame: object) -> None:
+    _STOP["signal"] = signum
+
+
+def install_stop_handler() -> None:
+    """Record SIGTERM and SIGINT instead of dying (idempotent); read them with :func:`stop_signal`."""
+    if _STOP["installed"]:
+        return
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, _record_stop)
+    _STOP["installed"] = True
+
+
+def stop_signal() -> int | None:
+    """The stop signal received so far (SIGTERM or SIGINT), or None."""
+    return _STOP["signal"]
+
+
+def quiet_worker() -> None:
+    """For helper processes of a rank (DataLoader workers): ignore stop signals, die with the rank.
+
+    A ``kill -TERM`` of the rank's process group (what stock torchrun sends) used to kill these
+    first, and the rank then failed with "DataLoader worker is killed by signal" instead of saving.
+    The rank decides when to stop; its helpers end when it does.
+    """
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with contextlib.suppress(ValueError, OSError):
+            signal.signal(sig, signal.SIG_IGN)
+    die_with_parent()
+
+
+def dataloader_worker_init(_worker_id: int) -> None:
+    """``worker_init_fn`` for the trainer's DataLoaders (see :func:`quiet_worker`)."""
+    quiet_worker()
+
+
+# ---- our own processes ----------------------------------------------------------------------
+def children(pid: int) -> list[int]:
+    """The pids whose parent is ``pid`` (from /proc; empty where there is no /proc)."""
+    out = []
+    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rfind(")") + 2 :].split()
+        if len(fields) > 1 and fields[1] == str(pid):
+            out.append(int(entry.name))
+    return out
+
+
+def identity(pid: int) -> dict[str, Any] | None:
+    """What identifies process ``pid`` beyond its number: start time (clock ticks after boot) and
+    argv, from /proc; None when there is no such process (or no /proc)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return None
+    fields = stat[stat.rfind(")") + 2 :].split()
+    if len(fields) < 20:
+        return None
+    # fields[0] is the state (field 3 of stat(5)); the start time is field 22.
+    if fields[0] in ("Z", "X"):
+        return None  # a zombie is not running anything
+    argv = [a.decode("utf-8", "replace") for a in cmdline.split(b"\0") if a]
+    return {"pid": pid, "start_time": int(fields[19]), "argv": argv}
+
+
+def same_process(recorded: dict[str, Any] | None) -> bool:
+    """Whether the process recorded by :func:`identity` is still the one running under its pid."""
+    if not recorded or not isinstance(recorded.get("pid"), int) or recorded["pid"] <= 1:
+        return False
+    now = identity(recorded["pid"])
+    return bool(
+        now and now["start_time"] == recorded.get("start_time") and now["argv"] == recorded.get("argv")
+    )
+
+
+def signal_group(pids: Sequence[int], sig: int) -> None:
+    """Send ``sig`` to each pid's process group when it leads one, else to the pid; never pid <= 1."""
+    for pid in pids:
+        if pid <= 1:
+            continue
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.getpgid(pid) == pid:
+                os.killpg(pid, sig)
+            else:
+                os.kill(pid, sig)
