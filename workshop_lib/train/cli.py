@@ -19,6 +19,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--node-rank", type=int, default=0)
     p.add_argument("--master-addr", default="127.0.0.1")
     p.add_argument("--master-port", type=int, default=None, help="default: a free port")
+    p.add_argument(
+        "--trust-checkpoint",
+        action="store_true",
+        help="load a --load checkpoint even if another user owns it or others may write it "
+        "(loading unpickles it: only for checkpoints whose writer you trust)",
+    )
     p.add_argument("flags", nargs=argparse.REMAINDER, help="-- then Megatron-LM training flags")
     p.set_defaults(func=_train)
 
@@ -39,4 +45,5 @@ def _train(args: argparse.Namespace) -> int:
         node_rank=args.node_rank,
         master_addr=args.master_addr,
         master_port=args.master_port,
+        trust_checkpoint=args.trust_checkpoint,
     )

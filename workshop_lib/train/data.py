@@ -143,7 +143,7 @@ class PretrainingBatches:
             num_workers=self.num_workers,
             pin_memory=False,
             persistent_workers=False,
-            # workers ignore stop signals and die with the rank: the rank decides when to stop
+            # workers ignore Ctrl-C and die with the rank: the rank decides when to stop
             worker_init_fn=dataloader_worker_init if self.num_workers else None,
             # its own generator: creating a loader must not draw from the global RNG, or a
             # resumed run's dropout would differ from an uninterrupted one

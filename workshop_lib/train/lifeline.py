@@ -85,15 +85,15 @@ def stop_signal() -> int | None:
 
 
 def quiet_worker() -> None:
-    """For helper processes of a rank (DataLoader workers): ignore stop signals, die with the rank.
+    """For helper processes of a rank (DataLoader workers): ignore Ctrl-C, die with the rank.
 
-    A ``kill -TERM`` of the rank's process group (what stock torchrun sends) used to kill these
-    first, and the rank then failed with "DataLoader worker is killed by signal" instead of saving.
-    The rank decides when to stop; its helpers end when it does.
+    The rank decides when to stop; a terminal's SIGINT to a whole process group must not kill its
+    helpers under it. SIGTERM keeps its default: it is how multiprocessing ends daemonic helpers
+    when the rank exits (ignoring it would hang that exit). Stop requests reach the rank alone
+    (``train.agent`` signals the rank's pid, never its process group).
     """
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        with contextlib.suppress(ValueError, OSError):
-            signal.signal(sig, signal.SIG_IGN)
+    with contextlib.suppress(ValueError, OSError):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     die_with_parent()
 
 

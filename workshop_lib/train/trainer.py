@@ -111,9 +111,14 @@ def _optimizer(args: argparse.Namespace, model):
         log_num_zeros_in_grad=False,
     )
     optimizer = get_megatron_optimizer(config, model)
+    scheduler = OptimizerParamScheduler(optimizer, **scheduler_kwargs(args))
+    return optimizer, scheduler
+
+
+def scheduler_kwargs(args: argparse.Namespace) -> dict:
+    """``OptimizerParamScheduler``'s arguments from the flags (the launcher checks a resume with them)."""
     gbs = args.global_batch_size
-    scheduler = OptimizerParamScheduler(
-        optimizer,
+    return dict(
         init_lr=args.lr_warmup_init,
         max_lr=args.lr,
         min_lr=args.min_lr,
@@ -129,7 +134,6 @@ def _optimizer(args: argparse.Namespace, model):
         wsd_decay_steps=(args.lr_wsd_decay_iters * gbs) if args.lr_wsd_decay_iters else None,
         lr_wsd_decay_style=args.lr_wsd_decay_style,
     )
-    return optimizer, scheduler
 
 
 def _flops_per_iteration(args: argparse.Namespace, vocab_size: int) -> float:
@@ -218,6 +222,9 @@ class Trainer:
         self.optimizer, self.scheduler = _optimizer(args, self.model)
         self.state = checkpointing.TrainState()
         if args.load:
+            from .trust import check_checkpoint_trusted
+
+            check_checkpoint_trusted(args.load)  # loading unpickles: only files no one else could write
             loaded = checkpointing.load_checkpoint(
                 args, self.model, self.optimizer, self.scheduler, self.device.cuda
             )
