@@ -14,7 +14,7 @@ torchrun's own agent, with one change in how a stop request travels:
   traceback). The agent keeps waiting: the time limit is the caller's (the pod's
   ``terminationGracePeriodSeconds``; a second Ctrl-C here);
 * a second SIGTERM or SIGINT kills every rank's process group at once and exits 128+signal;
-* torchrun's own handling stays for SIGHUP and SIGQUIT (``--signals-to-handle``).
+* torchrun's own handling stays for SIGHUP and SIGQUIT (``PET_SIGNALS_TO_HANDLE``).
 
 When started by ``workshop train`` (which names itself in ``WORKSHOP_PARENT_PID``) the agent dies
 with it; the ranks die with the agent (``lifeline.die_with_parent`` in ``__main__``), so a
@@ -62,39 +62,17 @@ class GracefulStop:
         os._exit(128 + signum)
 
 
-def agent_argv(argv: Sequence[str]) -> list[str]:
-    """torchrun's argv with ``--signals-to-handle`` leaving SIGTERM and SIGINT to this front.
+def signals_for_torchrun(current: str | None) -> str:
+    """torchrun's signal list without SIGTERM and SIGINT, which this front handles itself.
 
-    Only the flags before the training entry point (``-m MODULE`` or a script) are torchrun's;
-    a user's own ``--signals-to-handle`` has SIGTERM and SIGINT taken out of it.
+    Given to torchrun through ``PET_SIGNALS_TO_HANDLE`` (the environment form of its
+    ``--signals-to-handle``), so its command line is passed through untouched; an explicit
+    ``--signals-to-handle`` flag still wins (for whoever really wants torchrun's own handling).
     """
-    argv = list(argv)
-    end = len(argv)
-    for i, a in enumerate(argv):
-        if a in ("-m", "--module") or not a.startswith("-"):
-            end = i
-            break
-    head, tail = argv[:end], argv[end:]
-    out: list[str] = []
-    skip = False
-    for i, a in enumerate(head):
-        if skip:
-            skip = False
-            continue
-        key, eq, value = a.partition("=")
-        if key in ("--signals-to-handle", "--signals_to_handle"):
-            if not eq:
-                value = head[i + 1] if i + 1 < len(head) else ""
-                skip = True
-            kept = [
-                s.strip() for s in value.split(",") if s.strip() and s.strip() not in ("SIGTERM", "SIGINT")
-            ]
-            out.append(f"--signals-to-handle={','.join(kept) or TORCHRUN_SIGNALS}")
-            continue
-        out.append(a)
-    if not any(a.partition("=")[0] in ("--signals-to-handle", "--signals_to_handle") for a in out):
-        out.append(f"--signals-to-handle={TORCHRUN_SIGNALS}")
-    return out + tail
+    kept = [
+        s.strip() for s in (current or "").split(",") if s.strip() and s.strip() not in ("SIGTERM", "SIGINT")
+    ]
+    return ",".join(kept) or TORCHRUN_SIGNALS
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -105,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         lifeline.die_with_parent(parent)
     os.environ[lifeline.AGENT_ENV] = str(os.getpid())  # the ranks check they still have this parent
     os.environ.pop(lifeline.PARENT_ENV, None)  # the ranks' parent is this agent, not our caller
+    os.environ["PET_SIGNALS_TO_HANDLE"] = signals_for_torchrun(os.environ.get("PET_SIGNALS_TO_HANDLE"))
     stop = GracefulStop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         signal.signal(sig, stop)
@@ -114,7 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from torch.distributed.run import main as torchrun_main
 
     try:
-        torchrun_main(agent_argv(argv))
+        torchrun_main(argv)
     except ChildFailedError as exc:
         # torchrun's summary of which rank failed how, without the agent's own traceback.
         print(exc.format_msg(), file=sys.stderr, flush=True)

@@ -231,8 +231,8 @@ def check_flags(flags: Sequence[str], world_size: int, *, data: bool = True) -> 
     """
     from . import arguments
 
-    args = arguments.parse_args(flags)
-    if args.sequence_parallel and args.tensor_model_parallel_size == 1:
+    args = arguments.parse_args(flags)  # turns --sequence-parallel off at TP=1, as Megatron-LM does
+    if "--sequence-parallel" in flags and args.tensor_model_parallel_size == 1:
         _warn("--sequence-parallel needs --tensor-model-parallel-size > 1; turned off (as Megatron-LM does)")
     planned = copy.copy(args)
     arguments.finalize_parallel(planned, world_size)

@@ -25,6 +25,7 @@ import ctypes
 import os
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -122,11 +123,15 @@ def children(pid: int) -> list[int]:
 def identity(pid: int) -> dict[str, Any] | None:
     """What identifies process ``pid`` beyond its number: start time (clock ticks after boot) and
     argv, from /proc; None when there is no such process (or no /proc)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
-    except OSError:
-        return None
+    for _ in range(50):  # a process caught inside exec() shows an empty command line for a moment
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            return None
+        if cmdline:
+            break
+        time.sleep(0.01)
     fields = stat[stat.rfind(")") + 2 :].split()
     if len(fields) < 20:
         return None
