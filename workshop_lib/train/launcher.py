@@ -195,11 +195,15 @@ def check_resume_schedule(planned: argparse.Namespace) -> None:
     if not tracker.is_file() or not tracker.read_text().strip().isdigit():
         return
     ckpt = Path(planned.load) / f"iter_{int(tracker.read_text().strip()):07d}"
-    import torch
-    from megatron.core import dist_checkpointing
-    from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+    import warnings
 
-    from .trainer import scheduler_kwargs
+    with warnings.catch_warnings():  # megatron-core: Apex/TE missing is expected on CPU (as in __main__)
+        warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")
+        import torch
+        from megatron.core import dist_checkpointing
+        from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
+
+        from .trainer import scheduler_kwargs
 
     try:
         saved = dist_checkpointing.load_common_state_dict(str(ckpt)).get("opt_param_scheduler")
