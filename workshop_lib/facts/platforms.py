@@ -130,6 +130,10 @@ MEMORY_PER_GPU_GIB = 25
 CPU_RESERVED_FOR_SYSTEM = 16  # kubelet, device plugins, daemonsets
 SHM_GIB = 128
 SHM_MIN_GIB = 16  # below this, dataloader workers and NCCL's shm transport fail ("Bus error")
+# The kubelet sends SIGTERM, waits this long, then SIGKILLs. The trainer saves a checkpoint on SIGTERM
+# at the end of the current iteration; a multi-GB distributed checkpoint to Lustre takes minutes, not
+# the default 30 s.
+TERMINATION_GRACE_SECONDS = 300
 MASTER_PORT = 23456  # the training operator's default `pytorchjob-port`
 ETCD_IMAGE = "registry.k8s.io/etcd:3.4.13-0"
 ETCD_PORT = 2379
