@@ -323,3 +323,49 @@ def test_kill_9_of_workshop_train_leaves_no_rank_behind(dataset, tmp_path):
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, "orphaned ranks kept training"
+
+
+# ---- Ctrl-C anywhere: one line, exit 130, nothing half-written --------------------------------
+def _interrupt(cmd: list[str], delay: float) -> subprocess.CompletedProcess:
+    """Run ``cmd`` as a terminal would (SIGINT handled normally), Ctrl-C its process group after ``delay``."""
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    time.sleep(delay)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=TIMEOUT)
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_prep_data_is_one_line_and_leaves_nothing(tmp_path):
+    corpus = tmp_path / "big.jsonl"
+    with open(corpus, "wb") as fh:
+        for _ in range(8):
+            fh.write(SAMPLE_CORPUS.read_bytes())
+    interrupted = 0
+    for i, delay in enumerate((0.6, 1.0, 1.4, 1.8)):  # loading, tokenizer set-up, encoding
+        out = tmp_path / f"out{i}"
+        out.mkdir()
+        r = _interrupt(
+            [PY, "-m", "workshop_lib.cli", "prep-data", "--input", str(corpus), "--output-prefix",
+             str(out / "x"), "--no-progress"], delay,
+        )  # fmt: skip
+        if r.returncode == 0:  # finished before the Ctrl-C: a complete dataset is fine
+            continue
+        assert r.returncode == 130, (delay, r.stderr[-2000:])
+        assert r.stderr.strip().splitlines()[-1].endswith("interrupted") and "Traceback" not in r.stderr
+        assert list(out.iterdir()) == [], (delay, list(out.iterdir()))  # nothing half-written
+        interrupted += 1
+    assert interrupted >= 2
+
+
+def test_ctrl_c_while_workshop_train_checks_its_flags_is_one_line(tmp_path):
+    r = _interrupt([PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "2", "--", *MODEL], 0.8)
+    assert r.returncode == 130, r.stderr[-2000:]
+    last = r.stderr.strip().splitlines()[-1]
+    assert last.startswith(
+        ("workshop train: interrupted", "workshop: interrupted", "workshop train: stopped by SIGINT")
+    )
+    assert "Traceback" not in r.stderr, r.stderr[-2000:]
