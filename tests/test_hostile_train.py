@@ -362,7 +362,8 @@ def test_ctrl_c_during_prep_data_is_one_line_and_leaves_nothing(tmp_path):
 
 
 def test_ctrl_c_while_workshop_train_checks_its_flags_is_one_line(tmp_path):
-    r = _interrupt([PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "2", "--", *MODEL], 0.8)
+    long_run = [*MODEL, "--train-iters", "100000"]  # if the checks are done first, the run is stopped
+    r = _interrupt([PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "1", "--", *long_run], 0.8)
     assert r.returncode == 130, r.stderr[-2000:]
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith(
