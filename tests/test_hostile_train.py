@@ -168,6 +168,19 @@ def test_sequence_parallel_at_tp1_is_a_warning_and_turned_off(capsys):
     assert "warning: --sequence-parallel needs --tensor-model-parallel-size > 1; turned off" in err
 
 
+def test_megatron_scheduler_assertion_becomes_one_usage_line():
+    from workshop_lib.train.trainer import scheduler_mismatch
+
+    exc = AssertionError(
+        "OptimizerParamScheduler: class input value 200 and checkpointvalue 400000 for total number of "
+        "weight decay iterations do not match"
+    )
+    err = scheduler_mismatch(exc, "ck")
+    assert "total number of weight decay iterations: flags 200, checkpoint 400000" in str(err)
+    assert "--override-opt_param-scheduler" in str(err) and "\n" not in str(err)
+    assert scheduler_mismatch(AssertionError("something else"), "ck") is None
+
+
 def test_diagnosis_line_names_label_line_and_fix():
     line = diagnosis_line(
         ["iteration 1", "[rank0]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"]
@@ -276,6 +289,14 @@ def test_kubelet_sigterm_to_the_container_main_process_saves_and_exits_clean(dat
     )  # fmt: skip
     assert r.returncode == 2 and r.stderr.count("\n") == 1, r.stderr[-3000:]
     assert "--override-opt_param-scheduler" in r.stderr and "--use-checkpoint-opt_param-scheduler" in r.stderr
+    # the same in the ranks themselves (a pod has no launcher): one line per rank, exit 2, no traceback
+    cmd = [PY, "-m", "workshop_lib.train.agent", "--nproc-per-node=2", "--nnodes=1", f"--master-port={free_port()}",
+           "--master-addr=127.0.0.1", "-m", "workshop_lib.train", *flags(dataset, ckpt, iters=50), "--load", str(ckpt)]  # fmt: skip
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, cwd=REPO)
+    assert r.returncode == 2, r.stderr[-3000:]
+    assert "--use-checkpoint-opt_param-scheduler" in r.stderr and "Traceback" not in r.stderr, r.stderr[
+        -3000:
+    ]
 
 
 @pytest.mark.slow

@@ -97,8 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ChildFailedError as exc:
         # torchrun's summary of which rank failed how, without the agent's own traceback.
         print(exc.format_msg(), file=sys.stderr, flush=True)
-        codes = {f.exitcode for f in exc.failures.values()}
-        return 2 if codes == {2} else 1  # every rank refused its input: a usage error
+        _rank, first = exc.get_first_failure()  # the root cause; the others were stopped after it
+        return 2 if first.exitcode == 2 else 1  # a rank refused its input: a usage error
     except SignalException as exc:  # SIGHUP/SIGQUIT: torchrun has already stopped the ranks
         print(f"workshop agent: stopped by {exc.sigval.name}", file=sys.stderr, flush=True)
         return 128 + int(exc.sigval)

@@ -175,9 +175,6 @@ def check_load_dir(load: str, save: str | None) -> None:
             )
 
 
-_SCHED_MISMATCH = re.compile(r"class input value (.+?) and checkpoint\s*value (.+?) for (.+?) do not match")
-
-
 def check_resume_schedule(planned: argparse.Namespace) -> None:
     """A resume whose flags give another learning-rate/weight-decay schedule than the checkpoint's.
 
@@ -203,7 +200,7 @@ def check_resume_schedule(planned: argparse.Namespace) -> None:
         from megatron.core import dist_checkpointing
         from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler
 
-        from .trainer import scheduler_kwargs
+        from .trainer import scheduler_kwargs, scheduler_mismatch
 
     try:
         saved = dist_checkpointing.load_common_state_dict(str(ckpt)).get("opt_param_scheduler")
@@ -216,13 +213,8 @@ def check_resume_schedule(planned: argparse.Namespace) -> None:
     try:
         scheduler.load_state_dict(saved)
     except AssertionError as exc:
-        m = _SCHED_MISMATCH.search(str(exc))
-        what = f"{m.group(3)}: flags {m.group(1)}, checkpoint {m.group(2)}" if m else str(exc)
-        raise UsageError(
-            f"--load {planned.load}: these flags give another learning-rate/weight-decay schedule than the "
-            f"checkpoint's ({what}; e.g. a different --train-iters, --lr or --lr-decay-iters); pass "
-            "--override-opt_param-scheduler to follow the flags, or --use-checkpoint-opt_param-scheduler "
-            "to keep the checkpoint's schedule"
+        raise scheduler_mismatch(exc, planned.load) or UsageError(
+            f"--load {planned.load}: the checkpoint's schedule does not match these flags ({exc})"
         ) from None
 
 

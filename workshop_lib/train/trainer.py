@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import time
 from datetime import timedelta
@@ -136,6 +137,26 @@ def scheduler_kwargs(args: argparse.Namespace) -> dict:
     )
 
 
+_SCHED_MISMATCH = re.compile(r"class input value (.+?) and checkpoint\s*value (.+?) for (.+?) do not match")
+
+
+def scheduler_mismatch(exc: AssertionError, load: str) -> UsageError | None:
+    """megatron-core's "OptimizerParamScheduler ... do not match" assertion as one usage line.
+
+    A resume whose flags give another schedule than the checkpoint's (a different ``--train-iters``
+    moves the weight-decay horizon) has exactly two ways out, and the line names both.
+    """
+    m = _SCHED_MISMATCH.search(str(exc))
+    if not m:
+        return None
+    return UsageError(
+        f"--load {load}: these flags give another learning-rate/weight-decay schedule than the checkpoint's "
+        f"({m.group(3)}: flags {m.group(1)}, checkpoint {m.group(2)}; e.g. a different --train-iters, --lr "
+        "or --lr-decay-iters); pass --override-opt_param-scheduler to follow the flags, or "
+        "--use-checkpoint-opt_param-scheduler to keep the checkpoint's schedule"
+    )
+
+
 def _flops_per_iteration(args: argparse.Namespace, vocab_size: int) -> float:
     """Megatron-LM's ``num_floating_point_operations`` for one global batch (the plan room's formula,
     on the plan room's reading of the same flags)."""
@@ -225,9 +246,12 @@ class Trainer:
             from .trust import check_checkpoint_trusted
 
             check_checkpoint_trusted(args.load)  # loading unpickles: only files no one else could write
-            loaded = checkpointing.load_checkpoint(
-                args, self.model, self.optimizer, self.scheduler, self.device.cuda
-            )
+            try:
+                loaded = checkpointing.load_checkpoint(
+                    args, self.model, self.optimizer, self.scheduler, self.device.cuda
+                )
+            except AssertionError as exc:  # megatron-core's scheduler check: one line, not a traceback
+                raise scheduler_mismatch(exc, args.load) or exc from None
             if loaded is None:
                 _print_rank0(
                     f"WARNING: could not find the metadata file {args.load}/{checkpointing.TRACKER}; "
