@@ -71,6 +71,21 @@ def test_delete_never_signals_a_process_that_is_not_the_recorded_runner(tmp_path
         victim.wait()
 
 
+@pytest.mark.parametrize("proc_fs", [True, False], ids=["proc", "ps"])
+def test_process_identity_and_children_with_and_without_proc(proc_fs, monkeypatch):
+    monkeypatch.setattr(lifeline, "_has_proc", lambda: proc_fs)
+    child = subprocess.Popen(["sleep", "30"])
+    try:
+        ident = lifeline.identity(child.pid)
+        assert ident and "sleep" in " ".join(ident["argv"]) and lifeline.same_process(ident)
+        assert child.pid in lifeline.children(os.getpid())
+        assert not lifeline.same_process({**ident, "start_time": "then"})
+    finally:
+        child.kill()
+        child.wait()
+    assert lifeline.identity(child.pid) is None and not lifeline.same_process(ident)
+
+
 def test_a_link_planted_at_the_log_is_replaced_not_followed(tmp_path, cli):
     from workshop_lib.launch.backends import local_runner
 

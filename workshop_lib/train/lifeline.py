@@ -104,10 +104,27 @@ def dataloader_worker_init(_worker_id: int) -> None:
 
 
 # ---- our own processes ----------------------------------------------------------------------
+def _has_proc() -> bool:
+    return Path("/proc/self/stat").exists()
+
+
+def _ps(*args: str) -> str:
+    """``ps`` output, for systems without /proc (macOS); empty when ps is unavailable."""
+    import subprocess
+
+    try:
+        return subprocess.run(["ps", *args], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
 def children(pid: int) -> list[int]:
-    """The pids whose parent is ``pid`` (from /proc; empty where there is no /proc)."""
+    """The pids whose parent is ``pid`` (from /proc, or ``ps`` where there is none)."""
+    if not _has_proc():
+        rows = (line.split() for line in _ps("-A", "-o", "pid=,ppid=").splitlines())
+        return [int(r[0]) for r in rows if len(r) == 2 and r[1] == str(pid) and r[0].isdigit()]
     out = []
-    for entry in Path("/proc").iterdir() if Path("/proc").is_dir() else ():
+    for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
@@ -122,7 +139,13 @@ def children(pid: int) -> list[int]:
 
 def identity(pid: int) -> dict[str, Any] | None:
     """What identifies process ``pid`` beyond its number: start time (clock ticks after boot) and
-    argv, from /proc; None when there is no such process (or no /proc)."""
+    argv, from /proc (from ``ps`` where there is none); None when there is no such process."""
+    if not _has_proc():
+        out = _ps("-o", "stat=,lstart=,command=", "-p", str(pid)).strip()
+        if not out or out[0] in "ZX":
+            return None
+        _state, rest = out.split(None, 1)
+        return {"pid": pid, "start_time": rest[:24], "argv": rest[24:].split()}
     for _ in range(50):  # a process caught inside exec() shows an empty command line for a moment
         try:
             stat = Path(f"/proc/{pid}/stat").read_text()
