@@ -12,7 +12,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="train locally with torchrun (CPU + gloo here, GPUs + NCCL where present)",
         description="Run the Megatron-Core trainer (python -m workshop_lib.train) under torchrun. "
         "Everything after '--' is Megatron-LM training flags, e.g. "
-        "workshop train --nproc-per-node 2 -- --num-layers 2 --hidden-size 64 ...",
+        "workshop train --nproc-per-node 2 -- --num-layers 2 --hidden-size 64 ... "
+        "Ctrl-C or SIGTERM: the ranks finish the iteration, save a checkpoint (with --save) and stop; "
+        "a second Ctrl-C stops at once. A failed run ends with one 'diagnosis:' line.",
     )
     p.add_argument("--nproc-per-node", type=int, default=1, help="processes (GPUs) on this node")
     p.add_argument("--nnodes", type=int, default=1)
