@@ -95,6 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         torchrun_main(argv)
     except ChildFailedError as exc:
+        if stop.count:  # asked to stop, and a rank died of it before it could record the request
+            print("workshop agent: the ranks stopped before they could save", file=sys.stderr, flush=True)
+            return 128 + signal.SIGTERM
         # torchrun's summary of which rank failed how, without the agent's own traceback.
         print(exc.format_msg(), file=sys.stderr, flush=True)
         _rank, first = exc.get_first_failure()  # the root cause; the others were stopped after it
