@@ -95,7 +95,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         torchrun_main(argv)
     except ChildFailedError as exc:
-        if stop.count:  # asked to stop, and a rank died of it before it could record the request
+        if stop.count and all(f.exitcode < 0 for f in exc.failures.values()):
+            # asked to stop, and the ranks died of the signal before they could record the request
             print("workshop agent: the ranks stopped before they could save", file=sys.stderr, flush=True)
             return 128 + signal.SIGTERM
         # torchrun's summary of which rank failed how, without the agent's own traceback.
