@@ -45,7 +45,7 @@ def test_local_command_is_torchrun_with_two_processes(tmp_path):
     run.data.mkdir(parents=True)
     run.dataset_info.write_text(json.dumps(DATASET))
     cmd = LocalBackend(run_dir=tmp_path, train_iters=5).command(jobspec.load(JOB))
-    assert cmd[1:3] == ["-m", "torch.distributed.run"]
+    assert cmd[1:3] == ["-m", "workshop_lib.train.agent"]
     assert "--nproc-per-node=2" in cmd and "--nnodes=1" in cmd
     i = cmd.index("workshop_lib.train")
     assert cmd[i - 1] == "-m" and "--train-iters=5" in cmd[i:] and "--num-layers=2" in cmd[i:]

@@ -76,8 +76,9 @@ def test_eks_job_matches_the_seed_manifest():
             "memory": "200Gi",
             "cpu": "96",
         }
+        assert pod["terminationGracePeriodSeconds"] >= 300  # the ranks save on the kubelet's SIGTERM
         assert c["command"][:8] == [
-            "torchrun",
+            "workshop-torchrun",
             "--nproc_per_node=8",
             "--nnodes=2",
             "--node_rank=$(RANK)",

@@ -91,7 +91,7 @@ def test_trainjob_carries_the_pytorchjob_command_env_and_resources():
     cmd = t["command"]
     # The rendezvous comes from Trainer's PET_* variables, never PyTorchJob's MASTER_ADDR/RANK.
     assert cmd[:6] == [
-        "torchrun",
+        "workshop-torchrun",  # torchrun's agent that passes the kubelet's SIGTERM on as "save, then stop"
         "--nnodes=$(PET_NNODES)",
         "--nproc_per_node=$(PET_NPROC_PER_NODE)",
         "--node_rank=$(PET_NODE_RANK)",

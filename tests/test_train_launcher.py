@@ -9,7 +9,7 @@ from workshop_lib.train.launcher import local_env, torchrun_command
 
 def test_torchrun_command_shape():
     cmd = torchrun_command(2, ["--num-layers", "2"], master_port=29555)
-    assert cmd[:3] == [sys.executable, "-m", "torch.distributed.run"]
+    assert cmd[:3] == [sys.executable, "-m", "workshop_lib.train.agent"]  # torchrun's flags and agent
     assert "--nproc-per-node=2" in cmd and "--nnodes=1" in cmd and "--node-rank=0" in cmd
     assert "--master-addr=127.0.0.1" in cmd and "--master-port=29555" in cmd
     assert cmd[-4:] == ["-m", "workshop_lib.train", "--num-layers", "2"]

@@ -106,19 +106,65 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _Interrupts:
+    """Remembers a Ctrl-C (SIGINT) while a command runs, then raises KeyboardInterrupt as Python does.
+
+    A library can turn the interruption into some other error on its way up (an encoder thread
+    returning a half-built result, a worker pool's exception): whatever surfaces, a command that was
+    interrupted ends with "interrupted" and exit 130, never a misleading failure line.
+    """
+
+    def __init__(self) -> None:
+        self.seen = False
+        self._previous: Any = None
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.seen = True
+        raise KeyboardInterrupt
+
+    def __enter__(self) -> _Interrupts:
+        import signal
+        import threading
+
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._previous is not None:
+            import signal
+
+            signal.signal(signal.SIGINT, self._previous)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workshop`` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:  # Ctrl-C while the rooms load
+        print("workshop: interrupted", file=sys.stderr)
+        return 130
+    with _Interrupts() as interrupts:
+        return _run(args, interrupts)
+
+
+def _run(args: argparse.Namespace, interrupts: _Interrupts) -> int:
     handler: Callable[[argparse.Namespace], int | None] = args.func
     from .redact import redact  # every message can carry a server's or a file's text: mask credentials
 
     try:
         status = handler(args)
     except UsageError as exc:
+        if interrupts.seen:
+            print(f"workshop {args.command}: interrupted", file=sys.stderr)
+            return 130
         print(f"workshop {args.command}: error: {redact(str(exc))}", file=sys.stderr)
         return 2
     except WorkshopError as exc:
+        if interrupts.seen:
+            print(f"workshop {args.command}: interrupted", file=sys.stderr)
+            return 130
         print(f"workshop {args.command}: {redact(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
@@ -127,6 +173,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # noqa: BLE001 - the contract: one line, no traceback
+        if interrupts.seen:  # what a library made of the Ctrl-C: the user interrupted, nothing failed
+            print(f"workshop {args.command}: interrupted", file=sys.stderr)
+            return 130
         if os.environ.get("WORKSHOP_DEBUG"):
             raise
         print(

@@ -15,6 +15,7 @@ import re
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import IO
 
 from .errors import UsageError
 
@@ -132,3 +133,25 @@ def ensure_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
     except OSError as exc:
         raise output_error(path, flag, exc) from None
     return p
+
+
+def open_fresh(final: str | os.PathLike[str], mode: str = "w", **kwargs) -> IO:
+    """Open a new, empty regular file at ``final`` for streaming, whatever was there.
+
+    The file is created under a temporary name and renamed into place before anything is
+    written, so a symbolic (or hard) link planted at ``final`` is replaced, never followed: its
+    target is not truncated or overwritten. Unlike :func:`atomic_path` the file is visible while
+    it is written (a log that ``tail -f`` and ``workshop logs`` read as it grows).
+    """
+    final = Path(final)
+    if final.is_dir() and not final.is_symlink():
+        raise IsADirectoryError(f"{final} is a directory")
+    tmp = temp_path_for(final)
+    try:
+        fh = open(tmp, mode, **kwargs)  # noqa: SIM115 - the caller closes it
+        os.replace(tmp, final)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            tmp.unlink()
+        raise
+    return fh

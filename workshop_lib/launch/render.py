@@ -22,6 +22,7 @@ from .jobspec import EnvValue, JobSpec, SecretRef, flag_tokens
 GIB = 1024**3
 CONTAINER = "pytorch"  # the training operator finds its port on the container named "pytorch"
 TRAINER_MODULE = "workshop_lib.train"
+AGENT_COMMAND = "workshop-torchrun"  # pyproject's console script for workshop_lib.train.agent
 APP_LABEL = "megatron-training"
 JOB_LABEL = "workshop.megatron/job"  # on every pod: `workshop status/logs` select with it
 
@@ -50,9 +51,14 @@ def pod_sizing(spec: JobSpec) -> dict[str, Any]:
 
 
 def torchrun_args(spec: JobSpec) -> list[str]:
-    """The container command: torchrun with the platform's rendezvous, the trainer and the Megatron flags."""
+    """The container command: torchrun with the platform's rendezvous, the trainer and the Megatron flags.
+
+    ``workshop-torchrun`` (``workshop_lib.train.agent``) is torchrun with torchrun's flags and agent,
+    except that the kubelet's SIGTERM reaches the ranks as "save, then stop" (stock torchrun kills
+    them before they can save); the pod's grace period leaves time for that save.
+    """
     plat = spec.platform_info
-    cmd = ["torchrun", f"--nproc_per_node={spec.gpus_per_node}", f"--nnodes={spec.nodes}"]
+    cmd = [AGENT_COMMAND, f"--nproc_per_node={spec.gpus_per_node}", f"--nnodes={spec.nodes}"]
     if plat.rendezvous == "master":
         # The operator injects MASTER_ADDR, MASTER_PORT and RANK (the pod's node rank) into every pod.
         cmd += ["--node_rank=$(RANK)", "--master_addr=$(MASTER_ADDR)", "--master_port=$(MASTER_PORT)"]
@@ -108,6 +114,7 @@ def _replica(spec: JobSpec, role: str, replicas: int) -> dict[str, Any]:
     if plat.instance_label_prefix is not None:
         value = plat.instance_label_prefix + spec.instance.name
         pod["nodeSelector"] = {plat.node_selector_key: value}
+    pod["terminationGracePeriodSeconds"] = P.TERMINATION_GRACE_SECONDS  # time to save on SIGTERM
     pod.update(containers=[container], volumes=volumes)
     return {
         "replicas": replicas,

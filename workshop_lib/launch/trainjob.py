@@ -57,11 +57,11 @@ def check_names(spec: JobSpec) -> None:
 
 
 def torchrun_command(spec: JobSpec) -> list[str]:
-    """torchrun with Trainer's PET_* rendezvous, then exactly the trainer and flags a PyTorchJob runs."""
+    """torchrun (the kit's agent, ``workshop-torchrun``) with Trainer's PET_* rendezvous, then exactly the trainer and flags a PyTorchJob runs."""
     pytorchjob_cmd = render.torchrun_args(spec)
     trainer_and_flags = pytorchjob_cmd[pytorchjob_cmd.index("-m") :]  # one spelling of the flags
     return [
-        "torchrun",
+        render.AGENT_COMMAND,  # torchrun's agent that turns the kubelet's SIGTERM into "save, then stop"
         "--nnodes=$(PET_NNODES)",
         "--nproc_per_node=$(PET_NPROC_PER_NODE)",
         "--node_rank=$(PET_NODE_RANK)",

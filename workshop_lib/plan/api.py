@@ -115,7 +115,7 @@ def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
         out.append(f"--expert-tensor-parallel-size={par.expert_tensor_parallel_size}")
     if par.num_layers_per_virtual_pipeline_stage and par.pp > 1:
         out.append(f"--num-layers-per-virtual-pipeline-stage={par.num_layers_per_virtual_pipeline_stage}")
-    if par.sequence_parallel:
+    if par.sequence_parallel and par.tp > 1:  # at TP=1 Megatron turns it off (a warning in the plan)
         out.append("--sequence-parallel")
     if par.use_distributed_optimizer:
         out.append("--use-distributed-optimizer")

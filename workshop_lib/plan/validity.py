@@ -200,7 +200,8 @@ def check(m: ModelConfig, par: ParallelConfig, cl: ClusterConfig) -> list[PlanIs
             "use a TP that divides the GPUs per node.",
         )
     if par.sequence_parallel and tp == 1:
-        err(
+        # Megatron-LM warns and turns it off (nothing to shard), so a plan that asks for it is valid.
+        warn(
             "sequence-parallel-needs-tp",
             "--sequence-parallel needs tensor parallelism (TP > 1); with TP=1 Megatron switches it off.",
             "remove --sequence-parallel, or set TP to 2 or more.",

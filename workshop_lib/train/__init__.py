@@ -12,6 +12,8 @@
 ``checkpointing``      ``iter_XXXXXXX/`` + ``latest_checkpointed_iteration.txt`` (dist_checkpointing)
 ``log``                Megatron-LM's iteration/validation lines, TensorBoard scalars
 ``selfcheck``          the image's NCCL / aws-ofi-nccl / libfabric report
+``agent``              torchrun's front: a stop request reaches the ranks as "save, then stop"
+``lifeline``           stop requests, dying with the parent, recognising our own processes
 =====================  ==================================================================
 
 Entry point: ``python -m workshop_lib.train [flags]`` under torchrun.

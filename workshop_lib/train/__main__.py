@@ -2,6 +2,10 @@
 
 The flags are checked before torch and megatron-core are imported, so a bad flag is one line on
 stderr and exit status 2 within a fraction of a second.
+
+Before anything else a rank records stop requests (SIGTERM, SIGINT: the trainer saves and exits at
+its next agreement point, even when the request came during start-up) and, under a torchrun
+agent, asks to die with it, so a killed launcher leaves no orphaned rank writing checkpoints.
 """
 
 from __future__ import annotations
@@ -9,6 +13,13 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+
+if __name__ == "__main__":
+    from workshop_lib.train import lifeline
+
+    lifeline.install_stop_handler()
+    if lifeline.AGENT_ENV in os.environ or "TORCHELASTIC_RUN_ID" in os.environ:
+        lifeline.die_with_parent(lifeline.parent_from_env(lifeline.AGENT_ENV))
 
 # megatron-core warns at import that Apex/Transformer Engine are missing; on CPU that is expected.
 warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")

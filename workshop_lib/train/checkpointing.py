@@ -284,6 +284,10 @@ def resolve_start(args: argparse.Namespace) -> Start | None:
             )
     else:
         return None
+    from .trust import check_checkpoint_trusted
+
+    # Reading a checkpoint unpickles parts of it: refuse files someone else could have written first.
+    check_checkpoint_trusted(root, flag="--load" if kind == "resume" else "--pretrained-checkpoint")
     iteration = read_tracker(root)
     ckpt = iteration_dir(root, iteration)
     if not ckpt.is_dir() and (root / "release").is_dir():

@@ -20,6 +20,7 @@ import torch
 
 from ..data.blend import samples_per_split, split_ranges
 from ..errors import UsageError
+from .lifeline import dataloader_worker_init
 from .tokenizer import TokenizerInfo
 
 SPLIT_NAMES = ("train", "validation", "test")
@@ -142,6 +143,8 @@ class PretrainingBatches:
             num_workers=self.num_workers,
             pin_memory=False,
             persistent_workers=False,
+            # workers ignore Ctrl-C and die with the rank: the rank decides when to stop
+            worker_init_fn=dataloader_worker_init if self.num_workers else None,
             # its own generator: creating a loader must not draw from the global RNG, or a
             # resumed run's dropout would differ from an uninterrupted one
             generator=torch.Generator().manual_seed(0),

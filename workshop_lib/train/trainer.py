@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
-import signal
+import re
 import sys
 import time
 from datetime import timedelta
@@ -21,7 +21,7 @@ from functools import partial
 import torch
 
 from ..errors import UsageError
-from . import arguments, log
+from . import arguments, lifeline, log
 
 
 def _print_rank0(msg: str) -> None:
@@ -34,16 +34,18 @@ def _is_last_rank() -> bool:
 
 
 class SigtermFlag:
-    """Set by SIGTERM/SIGINT; all ranks agree on it at the end of an iteration (Megatron's handler)."""
+    """Set by SIGTERM/SIGINT; all ranks agree on it at the end of an iteration (Megatron's handler).
+
+    The handler is ``lifeline``'s, installed by ``__main__`` before torch is imported, so a request
+    that arrives during start-up is kept too (the rank used to die of it, half-way through).
+    """
 
     def __init__(self) -> None:
-        self.received = False
-        self._previous = {}
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            self._previous[sig] = signal.signal(sig, self._handle)
+        lifeline.install_stop_handler()
 
-    def _handle(self, signum, frame) -> None:  # noqa: ARG002
-        self.received = True
+    @property
+    def received(self) -> bool:
+        return lifeline.stop_signal() is not None
 
     def any_rank(self, device: torch.device) -> bool:
         flag = torch.tensor([1.0 if self.received else 0.0], device=device)
@@ -110,9 +112,14 @@ def _optimizer(args: argparse.Namespace, model):
         log_num_zeros_in_grad=False,
     )
     optimizer = get_megatron_optimizer(config, model)
+    scheduler = OptimizerParamScheduler(optimizer, **scheduler_kwargs(args))
+    return optimizer, scheduler
+
+
+def scheduler_kwargs(args: argparse.Namespace) -> dict:
+    """``OptimizerParamScheduler``'s arguments from the flags (the launcher checks a resume with them)."""
     gbs = args.global_batch_size
-    scheduler = OptimizerParamScheduler(
-        optimizer,
+    return dict(
         init_lr=args.lr_warmup_init,
         max_lr=args.lr,
         min_lr=args.min_lr,
@@ -128,7 +135,26 @@ def _optimizer(args: argparse.Namespace, model):
         wsd_decay_steps=(args.lr_wsd_decay_iters * gbs) if args.lr_wsd_decay_iters else None,
         lr_wsd_decay_style=args.lr_wsd_decay_style,
     )
-    return optimizer, scheduler
+
+
+_SCHED_MISMATCH = re.compile(r"class input value (.+?) and checkpoint\s*value (.+?) for (.+?) do not match")
+
+
+def scheduler_mismatch(exc: AssertionError, load: str) -> UsageError | None:
+    """megatron-core's "OptimizerParamScheduler ... do not match" assertion as one usage line.
+
+    A resume whose flags give another schedule than the checkpoint's (a different ``--train-iters``
+    moves the weight-decay horizon) has exactly two ways out, and the line names both.
+    """
+    m = _SCHED_MISMATCH.search(str(exc))
+    if not m:
+        return None
+    return UsageError(
+        f"--load {load}: these flags give another learning-rate/weight-decay schedule than the checkpoint's "
+        f"({m.group(3)}: flags {m.group(1)}, checkpoint {m.group(2)}; e.g. a different --train-iters, --lr "
+        "or --lr-decay-iters); pass --override-opt_param-scheduler to follow the flags, or "
+        "--use-checkpoint-opt_param-scheduler to keep the checkpoint's schedule"
+    )
 
 
 def _flops_per_iteration(args: argparse.Namespace, vocab_size: int) -> float:
@@ -241,11 +267,17 @@ class Trainer:
                 "fresh optimizer and learning-rate schedule)"
             )
         elif args.load:
+            from .trust import check_checkpoint_trusted
+
+            check_checkpoint_trusted(args.load)  # loading unpickles: only files no one else could write
             if start:
                 checkpointing.check_shapes(self.model, start)
-            loaded = checkpointing.load_checkpoint(
-                args, self.model, self.optimizer, self.scheduler, self.device.cuda
-            )
+            try:
+                loaded = checkpointing.load_checkpoint(
+                    args, self.model, self.optimizer, self.scheduler, self.device.cuda
+                )
+            except AssertionError as exc:  # megatron-core's scheduler check: one line, not a traceback
+                raise scheduler_mismatch(exc, args.load) or exc from None
             if loaded is None:
                 _print_rank0(
                     f"WARNING: could not find the metadata file {args.load}/{checkpointing.TRACKER}; "
@@ -376,6 +408,11 @@ class Trainer:
         for m in self.model:
             m.train()
         _print_rank0(f"[before the start of training step] iteration {state.iteration}/{args.train_iters}")
+        if stop.any_rank(self.device.torch_device):  # asked to stop during start-up: nothing new to save
+            _print_rank0(
+                f"exiting program after receiving SIGTERM before training (iteration {state.iteration})"
+            )
+            return 0
         while state.iteration < args.train_iters:
             loss, was_skipped, grad_norm = self.train_step()
             state.iteration += 1

@@ -22,8 +22,9 @@ from pathlib import Path
 from typing import Any
 
 from ...errors import UsageError, WorkshopError
-from ...fsutil import atomic_write_text
+from ...fsutil import atomic_write_text, open_fresh
 from ...paths import DEFAULT_RUN_DIR, RunDir
+from ...train import lifeline
 from ..jobspec import flag_tokens
 from .base import LineSink
 
@@ -137,19 +138,14 @@ def local_args(
     return args
 
 
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    # A zombie child of this very process counts as gone.
-    with contextlib.suppress(ChildProcessError):
-        done, _ = os.waitpid(pid, os.WNOHANG)
-        if done == pid:
-            return False
-    return True
+def _running(st: Mapping[str, Any] | None) -> bool:
+    """Whether the runner named in the state file still runs: the same pid, start time and command.
+
+    A pid alone is only a number: after the runner ends it can belong to anyone (pid 1 would mean
+    every process to ``killpg``). The runner records its identity from /proc when it starts; a
+    state file without it (older, or hand-written) names no process we may signal.
+    """
+    return bool(st) and lifeline.same_process(st.get("runner"))
 
 
 class LocalBackend:
@@ -191,7 +187,7 @@ class LocalBackend:
     # ---- the interface ---------------------------------------------------------------------------
     def submit(self, job: Any, *, replace: bool = False) -> dict[str, Any]:
         st = self._state()
-        if st and st.get("state") == "Running" and _alive(st["pid"]):
+        if st and st.get("state") == "Running" and _running(st):
             if not replace:
                 raise WorkshopError(
                     f"a local run is already going (pid {st['pid']}); wait for it, `workshop delete`, or pass --replace"
@@ -235,7 +231,7 @@ class LocalBackend:
     def status(self, job: Any) -> dict[str, Any]:
         st = self._state() or {}
         phase = st.get("state", "NotFound")
-        if phase == "Running" and not _alive(st["pid"]):
+        if phase == "Running" and not _running(st):
             phase, st["reason"] = "Failed", "the local run stopped without recording how it ended"
         elif phase == "Pending" and time.time() - st.get("started", 0) > 60:
             phase, st["reason"] = "Failed", f"the local runner never started; see {self.state_file}"
@@ -273,7 +269,14 @@ class LocalBackend:
         timeout: float | None = None,
     ) -> dict[str, Any]:
         log = self.run.train_log
-        copy = open(out, "w", encoding="utf-8") if out and Path(out).resolve() != log.resolve() else None  # noqa: SIM115
+        copy = None
+        if out and Path(out).resolve() != log.resolve():
+            try:  # a fresh file: a link planted at --out is replaced, its target left alone
+                copy = open_fresh(out, "w", encoding="utf-8")
+            except (IsADirectoryError, NotADirectoryError, PermissionError, FileNotFoundError) as exc:
+                raise UsageError(
+                    f"--out {out}: cannot write there ({exc.__class__.__name__}); give a file in a writable directory"
+                ) from None
         deadline = time.time() + timeout if timeout else None
         n = 0
         try:
@@ -314,27 +317,35 @@ class LocalBackend:
         return {"out": str(out or log), "lines": n, "pods": ["local-0"], "phase": self.status(job)["phase"]}
 
     def delete(self, job: Any, *, wait: bool = False, timeout: float = 300.0) -> dict[str, Any]:
+        """Ask the run to stop (SIGTERM: the ranks save, then exit); with ``wait``, wait for it and
+        kill what is left after ``timeout``. Only a process that is provably the recorded runner is
+        signalled, and never pid 0 or 1."""
         st = self._state()
         name = getattr(job, "name", None)
         if not st:
             raise WorkshopError(f"no local run of {name} under {self.run.root}")
         pid = st.get("pid")
         stopped = False
-        if st.get("state") in ("Pending", "Running") and pid and _alive(pid):
+        if st.get("state") in ("Pending", "Running") and _running(st) and isinstance(pid, int) and pid > 1:
             with contextlib.suppress(ProcessLookupError):
-                os.killpg(pid, signal.SIGTERM)
+                os.kill(pid, signal.SIGTERM)  # the runner passes it on once: save, then stop
             stopped = True
-            deadline = time.time() + (timeout if wait else 5)
-            while _alive(pid) and time.time() < deadline:
-                time.sleep(0.1)
-            if _alive(pid):
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(pid, signal.SIGKILL)
+            if wait:
+                deadline = time.time() + timeout
+                while _running(st) and time.time() < deadline:
+                    time.sleep(0.1)
+                if _running(st):  # still the same process: stop it; the trainer dies with it
+                    with contextlib.suppress(ProcessLookupError):
+                        os.kill(pid, signal.SIGKILL)
             st.update(state="Deleted", finished=time.time())
             atomic_write_text(self.state_file, json.dumps(st, indent=2))
-        msg = (
-            f"stopped the local run of {name}"
-            if stopped
-            else f"the local run of {name} was not running ({st.get('state')})"
-        )
+        elif st.get("state") in ("Pending", "Running"):
+            st.update(
+                state="Failed", reason="the recorded process is gone or is not this run's; nothing signalled"
+            )
+            atomic_write_text(self.state_file, json.dumps(st, indent=2))
+        if stopped:
+            msg = f"stopped the local run of {name}" if wait else f"asked the local run of {name} to stop"
+        else:
+            msg = f"the local run of {name} was not running ({st.get('state')})"
         return {"name": name, "backend": self.name, "deleted": stopped, "message": msg}
