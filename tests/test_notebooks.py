@@ -111,8 +111,8 @@ def test_workshop_runs_end_to_end(workshop_run):
     # handed back as a Hugging Face folder.
     assert "loaded pretrained weights from" in (out / "train" / "train.log").read_text()
     ev = s["evaluation"]
-    assert ev["final_domain_loss"] < ev["base_domain_loss"] - 0.2, ev
-    assert ev["final_general_loss"] < ev["base_general_loss"] + 0.5, ev
+    assert ev["final_domain_loss"] < ev["base_domain_loss"] - 0.5, ev  # learned the domain
+    assert ev["final_general_loss"] < ev["base_general_loss"] + 0.25, ev  # and kept the general text
     assert (out / "base" / "workshop_model.json").exists()
     assert (out / "export" / "hf" / "config.json").exists()
     assert (out / "export" / "hf" / "model.safetensors.index.json").exists()

@@ -44,6 +44,8 @@ TINY: dict[str, Any] = {
     "pipeline-model-parallel-size": 1,
     "transformer-impl": "local",
 }
+# The learning rate of a local continued pre-training of the imported base model.
+CPT_LR: dict[str, Any] = {"lr": 5.0e-4, "min-lr": 5.0e-5}
 # Flags carried over from the job: optimizer, schedule shape and architecture style, not size.
 KEEP = (
     "lr-decay-style", "weight-decay", "clip-grad", "adam-beta1", "adam-beta2", "adam-eps",
@@ -115,6 +117,9 @@ def local_args(
         args.update(base)
         args["seq-length"] = min(int(TINY["seq-length"]), int(base.get("max-position-embeddings") or 1 << 30))
         args["pretrained-checkpoint"] = str(run.base)
+        # Continued pre-training runs below the base's own peak rate (3e-3 for the workshop's base):
+        # a third of it learned the domain with the least forgetting (benchmarks/results/cpt.md).
+        args.update(CPT_LR)
     tp = 2 if int(job_args.get("tensor-model-parallel-size", 1) or 1) >= 2 else 1
     args["tensor-model-parallel-size"] = tp
     if tp > 1 and job_args.get("sequence-parallel"):
