@@ -18,10 +18,12 @@ is scored as saved.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import os
 import time
+import warnings
 from pathlib import Path
 
 from ..errors import UsageError
@@ -136,28 +138,33 @@ def evaluate(*args, **kwargs) -> dict:
     Engine or Apex (and for torch.distributed.checkpoint's deprecated names); they are kept out of
     the notebook and the terminal here, where they would bury the one table that matters.
     """
-    import warnings
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", UserWarning)
-        warnings.simplefilter("ignore", FutureWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
+    with _quiet():
         return _evaluate(*args, **kwargs)
+
+
+@contextlib.contextmanager
+def _quiet():
+    """Keep megatron-core's known CPU warnings (no TE/Apex, deprecated DCP names) off the screen."""
+    with warnings.catch_warnings():
+        for category in (UserWarning, FutureWarning, DeprecationWarning):
+            warnings.simplefilter("ignore", category)
+        yield
 
 
 def trained_seq_length(load: str | os.PathLike[str]) -> int | None:
     """The ``--seq-length`` a checkpoint's run trained with (its saved flags), None when not recorded."""
     from . import checkpointing
 
-    start = checkpointing.resolve_start(argparse.Namespace(load=str(load), pretrained_checkpoint=None))
-    if start is None or (start.root / checkpointing.MODEL_META).is_file():
-        return None
-    from megatron.core import dist_checkpointing
+    with _quiet():
+        start = checkpointing.resolve_start(argparse.Namespace(load=str(load), pretrained_checkpoint=None))
+        if start is None or (start.root / checkpointing.MODEL_META).is_file():
+            return None
+        from megatron.core import dist_checkpointing
 
-    try:
-        saved = (dist_checkpointing.load_common_state_dict(str(start.ckpt)) or {}).get("args") or {}
-    except Exception:  # noqa: BLE001 - unreadable common state: no recorded length
-        return None
+        try:
+            saved = (dist_checkpointing.load_common_state_dict(str(start.ckpt)) or {}).get("args") or {}
+        except Exception:  # noqa: BLE001 - unreadable common state: no recorded length
+            return None
     value = saved.get("seq_length")
     return int(value) if isinstance(value, int) and value > 0 else None
 
