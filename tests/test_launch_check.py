@@ -228,6 +228,7 @@ def test_without_storage_the_checkpoints_and_data_are_errors():
         ("volume-paths", "args.save"),
         ("volume-paths", "args.load"),
         ("volume-paths", "args.data-path"),
+        ("volume-paths", "args.pretrained-checkpoint"),  # the base model the pods start from
         ("volume-files", "args.tokenizer-model"),
     }
     (f,) = [f for f in found if f.message.startswith("args.save=")]
