@@ -637,8 +637,8 @@ class KubernetesBackend:
         except ApiException as exc:
             if exc.status == 404:
                 raise WorkshopError(f"the cluster has no {op.kind} API (404): {op.install}") from None
-            msg = _status_message(exc)
-            if opts.get("dry_run") and not runtime_existed and "must be created before the TrainJob" in msg:
+            raw = str(exc.body or "")[:65536]  # matched, never printed (messages go through _status_message)
+            if opts.get("dry_run") and not runtime_existed and "must be created before the TrainJob" in raw:
                 # Trainer's webhook reads the runtime, which a dry run did not create: everything the
                 # server checks before its webhooks (decoding, strict fields, the CRD schema) passed.
                 return (
