@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ...errors import UsageError, WorkshopError
+from ...errors import WorkshopError
 from ...fsutil import atomic_write_text
 from ...paths import DEFAULT_RUN_DIR, RunDir
 from ..jobspec import flag_tokens
@@ -52,12 +52,10 @@ KEEP = (
 
 
 def read_dataset_info(run: RunDir) -> dict[str, Any]:
-    try:
-        return json.loads(run.dataset_info.read_text())
-    except FileNotFoundError:
-        raise UsageError(
-            f"{run.dataset_info}: missing; run notebook 01 (or `workshop prep-data ...`) first"
-        ) from None
+    """dataset.json through its owner's checked reader (a corrupt file is one UsageError line)."""
+    from ...data.dataset_info import read_dataset_info as read_checked
+
+    return read_checked(run)
 
 
 def local_args(
