@@ -85,12 +85,13 @@ def dataset_info_from_summary(summary: dict, key: str = "text") -> dict:
 MAX_INFO_BYTES = 1 << 20  # dataset.json is a few hundred bytes; more is not one
 
 
-def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir) -> dict:
+def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir, required: tuple[str, ...] = KEYS) -> dict:
     """Read and check dataset.json (a run directory, or the file itself).
 
     Every reader of the hand-over file goes through here, so a corrupt one (cut short, hand-edited,
     another tool's JSON) is one UsageError line naming the file and the field, never a
-    JSONDecodeError, KeyError or TypeError further on.
+    JSONDecodeError, KeyError or TypeError further on. ``required``: the keys the caller uses
+    (all by default); every key present is checked for its type.
     """
     path = _info_path(run_dir)
     if not path.is_file():
@@ -106,17 +107,17 @@ def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir) -> dict:
         raise UsageError(f"{path}: not valid JSON ({exc}); {fix}") from None
     if not isinstance(info, dict):
         raise UsageError(f"{path}: holds {type(info).__name__}, not a JSON object; {fix}")
-    missing = [k for k in KEYS if k not in info]
+    missing = [k for k in required if k not in info]
     if missing:
         raise UsageError(f"{path}: missing keys {', '.join(missing)}; {fix}")
     for key in ("data_path", "tokenizer_type", "tokenizer_model"):
-        if not isinstance(info[key], str) or not info[key]:
+        if key in info and (not isinstance(info[key], str) or not info[key]):
             raise UsageError(f"{path}: {key} is {info[key]!r}, not a non-empty string; {fix}")
     for key, low in (("vocab_size", 1), ("eod_token_id", 0), ("documents", 0), ("tokens", 0)):
-        v = info[key]
+        v = info.get(key, low)
         if not isinstance(v, int) or isinstance(v, bool) or v < low:
             raise UsageError(f"{path}: {key} is {v!r}, not a whole number >= {low}; {fix}")
-    if info["eod_token_id"] >= info["vocab_size"]:
+    if "vocab_size" in info and info.get("eod_token_id", 0) >= info["vocab_size"]:
         raise UsageError(
             f"{path}: eod_token_id {info['eod_token_id']} is outside the vocabulary ({info['vocab_size']}); {fix}"
         )

@@ -75,7 +75,7 @@ def read_dataset_json(run_dir: str | os.PathLike[str] | None) -> dict[str, Any] 
         return None
     from ..data.dataset_info import read_dataset_info  # checked: a corrupt file is one UsageError line
 
-    return read_dataset_info(p)
+    return read_dataset_info(p, required=("data_path",))
 
 
 def _on_volume(mount: str, sub: str, local: str) -> str:

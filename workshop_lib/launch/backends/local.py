@@ -55,7 +55,7 @@ def read_dataset_info(run: RunDir) -> dict[str, Any]:
     """dataset.json through its owner's checked reader (a corrupt file is one UsageError line)."""
     from ...data.dataset_info import read_dataset_info as read_checked
 
-    return read_checked(run)
+    return read_checked(run, required=("data_path", "tokenizer_model"))
 
 
 def local_args(
