@@ -228,14 +228,14 @@ class LocalBackend:
             if not log.exists():
                 raise WorkshopError(f"{log}: no log yet; start the run with `workshop apply` first")
             with open(log, encoding="utf-8", errors="replace") as fh:
-                pending = ""
+                held: list[str] = []  # an unterminated line's pieces, joined once (linear, not quadratic)
                 while True:
                     chunk = fh.readline()
                     if chunk:
-                        pending += chunk
-                        if pending.endswith("\n"):
-                            line = pending.rstrip("\n")
-                            pending = ""
+                        held.append(chunk)
+                        if chunk.endswith("\n"):
+                            line = "".join(held).rstrip("\n")
+                            held = []
                             n += 1
                             if sink:
                                 sink(line)
@@ -246,7 +246,7 @@ class LocalBackend:
                         break
                     if self.status(job)["phase"] not in ("Pending", "Running"):
                         rest = fh.read()
-                        for line in (pending + rest).splitlines():
+                        for line in ("".join(held) + rest).splitlines():
                             n += 1
                             if sink:
                                 sink(line)
