@@ -176,8 +176,8 @@ def validate_index(ds: IndexedDatasetReader, bin_bytes: int) -> int:
         if (steps < 0).any():
             i = start + int(np.argmax(steps < 0))
             raise UsageError(
-                f"{path}: corrupt index: document {i} starts at sequence {int(docs[i])}, before the one "
-                f"ahead of it; {REDO}"
+                f"{path}: corrupt index: the document index goes back at entry {i} ({int(docs[i - 1])} then "
+                f"{int(docs[i])}); it never decreases; {REDO}"
             )
         prev = int(block[-1])
     expected = total * item

@@ -198,7 +198,7 @@ def read_gpu_file(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if p.is_dir():  # "no such file" for a directory sends people looking for a typo that is not there
         raise UsageError(f"{p}: is a directory; pass the saved nvidia-smi output file inside it")
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(
             f"{p}: no such file; save `nvidia-smi dmon -s u -c 12` or `nvidia-smi --query-gpu=index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv` output to it"
         )
