@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _add_tokenizer_flags(p: argparse.ArgumentParser) -> None:
@@ -243,7 +244,16 @@ def _prep_data(args: argparse.Namespace) -> int:
     )
     summary = result.summary()
     if args.dataset_info:
-        path = write_dataset_info(args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0]))
+        try:
+            path = write_dataset_info(
+                args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0])
+            )
+        except BaseException:
+            # A failure is reported with nothing left behind: a dataset without its dataset.json
+            # would look finished to the next notebook.
+            for out in summary["outputs"]:
+                Path(out).unlink(missing_ok=True)
+            raise
         summary["dataset_info"] = str(path)
     return _emit(args, summary, _format_prep)
 
