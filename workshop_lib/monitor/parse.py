@@ -45,6 +45,7 @@ import re
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
 from typing import Any, TextIO
 
@@ -318,10 +319,9 @@ class ParsedLog:
         keys = CONTRACT_KEYS
 
         def rows(records, fields) -> Iterator[str]:
-            for r in records:
-                yield dumps(
-                    dict(zip(fields, _nulls([r.get(k) for k in fields]), strict=True)), allow_nan=False
-                )
+            values = zip(*(column(records, k) for k in fields), strict=True) if records else ()
+            for row in values:
+                yield dumps(dict(zip(fields, _nulls(list(row)), strict=True)), allow_nan=False)
 
         def array(name: str, lines: Iterator[str], last: bool = False) -> None:
             out.write(f'  "{name}": [')
@@ -338,7 +338,7 @@ class ParsedLog:
         out.write('  "extra_columns": {')
         sep = "\n    "
         for c in self.extra_columns:
-            out.write(f"{sep}{dumps(c)}: " + dumps(_nulls([r.get(c) for r in self.records]), allow_nan=False))
+            out.write(f"{sep}{dumps(c)}: " + dumps(_nulls(column(self.records, c)), allow_nan=False))
             sep = ",\n    "
         out.write("\n  },\n")
         summary = dumps(json_safe(self.summary), indent=2, allow_nan=False).replace("\n", "\n  ")
@@ -776,29 +776,38 @@ def _trend(iters: list[int], losses: list[float]) -> tuple[str | None, float | N
     return ("decreasing" if slope < 0 else "increasing"), per_1k
 
 
+def column(records: list[Mapping[str, Any]], key: str) -> list[Any]:
+    """``[r.get(key) for r in records]``, at C speed for parsed :class:`Record` s (an attrgetter)."""
+    if records and key in _FIELD_SET and type(records[0]) is Record:
+        try:
+            return list(map(attrgetter(key), records))
+        except AttributeError:  # a list mixing records and dicts
+            pass
+    return [r.get(key) for r in records]
+
+
 def summarize(log: ParsedLog) -> dict[str, Any]:
     recs = log.records
-    iters = [r["iteration"] for r in recs]
-    losses = [r.get("lm_loss") for r in recs]
-    finite = [(r["iteration"], r["lm_loss"]) for r in recs if _finite(r.get("lm_loss"))]
+    iters = column(recs, "iteration")
+    losses = column(recs, "lm_loss")
+    finite = [(i, v) for i, v in zip(iters, losses, strict=True) if _finite(v)]
     nonfinite = [
-        r["iteration"]
-        for r in recs
-        if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])
+        i for i, v in zip(iters, losses, strict=True) if isinstance(v, float) and not math.isfinite(v)
     ]
     smoothed = smooth([v if v is not None else math.nan for v in losses])
     smoothed_last = next((v for v in reversed(smoothed) if math.isfinite(v)), None)
     trend, per_1k = _trend(iters, losses)
-    timed = recs[1:] if len(recs) > 1 else recs  # the first logged interval includes warm-up
-    mean_elapsed = _mean([r.get("elapsed_ms") for r in timed])
-    mean_tflops = _mean([r.get("tflops_per_gpu") for r in timed])
+    first = 1 if len(recs) > 1 else 0  # the first logged interval includes warm-up
+    elapsed = column(recs, "elapsed_ms")[first:]
+    mean_elapsed = _mean(elapsed)
+    mean_tflops = _mean(column(recs, "tflops_per_gpu")[first:])
     seq = log.seq_length or log.args.get("seq_length")
     tokens_per_s = None
     if isinstance(seq, int) and seq > 0:
         rates = [
-            r["global_batch_size"] * seq / (r["elapsed_ms"] / 1000.0)
-            for r in timed
-            if _finite(r.get("global_batch_size")) and _finite(r.get("elapsed_ms")) and r["elapsed_ms"] > 0
+            gb * seq / (ms / 1000.0)
+            for gb, ms in zip(column(recs, "global_batch_size")[first:], elapsed, strict=True)
+            if _finite(gb) and _finite(ms) and ms > 0
         ]
         tokens_per_s = sum(rates) / len(rates) if rates else None
     mfu = None
@@ -810,7 +819,7 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
     last_iter = recs[-1]["iteration"] if recs else None
     eta = None
     if recs and train_iters:
-        recent = _mean([r.get("elapsed_ms") for r in timed[-10:]])
+        recent = _mean(elapsed[-10:])
         if recent is not None:
             eta = max(0, train_iters - last_iter) * recent / 1000.0
     best = min(finite, key=lambda p: p[1]) if finite else None
@@ -834,8 +843,8 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
         "tokens_per_second": tokens_per_s,
         "gpu": log.gpu,
         "mfu": mfu,
-        "skipped_iterations": sum(r.get("skipped_iterations") or 0 for r in recs),
-        "nan_iterations": sum(r.get("nan_iterations") or 0 for r in recs),
+        "skipped_iterations": sum(v or 0 for v in column(recs, "skipped_iterations")),
+        "nan_iterations": sum(v or 0 for v in column(recs, "nan_iterations")),
         "nonfinite_loss_iterations": nonfinite,
         "eta_seconds": eta,
         "last_validation_loss": log.validation[-1]["lm_loss"] if log.validation else None,
