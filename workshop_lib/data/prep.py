@@ -497,29 +497,44 @@ def _single_objects(chunk: Chunk) -> bool:
     checked with ``json.loads``; any failure sends the chunk down the strict path, which names it.
     Prose corpora rarely have such lines; nested objects (``"meta": {..}``) cost a C-speed parse.
     """
-    if not chunk.braces:
+    if chunk.inner is None:
         return True
     import json
 
-    data = chunk.content()
-    arr = np.frombuffer(data, dtype=np.uint8)
-    ends = np.flatnonzero(arr == 10)
-    braces = np.flatnonzero(arr == 125)
-    nxt = np.append(arr, 10)[braces + 1]
-    inner = braces[nxt != 10]
-    inner = inner[
-        ~((arr[np.minimum(inner + 1, len(arr) - 1)] == 13) & (np.append(arr, [10, 10])[inner + 2] == 10))
-    ]
-    if not len(inner):
-        return True
-    starts = np.concatenate(([0], ends + 1))
-    stops = np.append(ends, len(arr))
-    for i in np.unique(np.searchsorted(ends, inner)):
+    if chunk.offset is None:  # a decompressed chunk: its bytes are in memory
+        data = bytes(chunk.data)
+        lines = (data[int(s) : (data.find(b"\n", int(s)) + 1 or len(data) + 1) - 1] for s in chunk.inner)
+        return _all_parse(lines, json.loads)
+    with open(chunk.file, "rb") as fh:  # a plain file's chunk may be released: read just those lines
+        fd = fh.fileno()
+        lines = (_read_line(fd, chunk.offset, int(s), chunk.nbytes) for s in chunk.inner)
+        return _all_parse(lines, json.loads)
+
+
+def _all_parse(lines, loads) -> bool:
+    for line in lines:
         try:
-            json.loads(data[int(starts[i]) : int(stops[i])])
+            loads(line)
         except ValueError:
             return False
     return True
+
+
+def _read_line(fd: int, base: int, start: int, limit: int) -> bytes:
+    """The line at ``start`` of a chunk at file offset ``base`` (``limit``: the chunk's size)."""
+    parts = []
+    pos = start
+    while pos < limit:
+        block = os.pread(fd, min(1 << 16, limit - pos), base + pos)
+        if not block:
+            break
+        nl = block.find(b"\n")
+        if nl >= 0:
+            parts.append(block[:nl])
+            break
+        parts.append(block)
+        pos += len(block)
+    return b"".join(parts)
 
 
 def _progress_bar(total: int, enabled: bool):

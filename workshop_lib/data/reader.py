@@ -94,7 +94,7 @@ class Chunk:
     nbytes: int = 0
     staged: str | None = None  # the file the chunk's bytes were copied into (iter_chunks' ``stage``)
     longest: int = 0  # bytes of the longest line (newline excluded)
-    braces: bool = False  # some '}' is not the last byte of its line (a line may hold two objects)
+    inner: np.ndarray | None = None  # starts of the lines with a '}' before their end (see scan_chunk)
     bad: BadLine | None = None  # a marker for one skipped over-long line (no data, ``lines`` = 1)
 
     def __post_init__(self) -> None:
@@ -191,7 +191,7 @@ class Scan:
     lines: int = 0
     clean: bool = True  # every line ends with '}'
     longest: int = 0  # bytes of the longest line, newline excluded
-    braces: bool = False  # some '}' is not its line's last byte
+    inner: np.ndarray | None = None  # where the lines with a '}' before their last byte start
 
 
 def scan_lines(data: bytes | memoryview, sink: BinaryIO | None = None) -> tuple[int, bool]:
@@ -212,7 +212,7 @@ def scan_chunk(data: bytes | memoryview, sink: BinaryIO | None = None) -> Scan:
     is also written to it right after it is scanned, while it is still in the cache: staging a chunk
     for the engine then costs no second pass over memory.
 
-    ``braces``: a line holding two objects (``{..}{..}`` or ``{..} junk}``) has a '}' before its
+    ``inner``: a line holding two objects (``{..}{..}`` or ``{..} junk}``) has a '}' before its
     last byte. The engine reads the first object and ignores the rest, where the reference parser
     names the line as bad; a chunk with such a '}' has those lines checked (see prep's
     ``_single_objects``) so the output does not depend on the engine.
@@ -222,14 +222,19 @@ def scan_chunk(data: bytes | memoryview, sink: BinaryIO | None = None) -> Scan:
     size = len(arr)
     out = Scan()
     prev_end = -1  # position of the previous newline
-    braces_seen = 0
+    inner: list[np.ndarray] = []
     for start in range(0, size, SCAN_BLOCK):
         stop = min(size, start + SCAN_BLOCK)
         block = arr[start:stop]
         ends = np.flatnonzero(block == 10)
-        braces_seen += int(np.count_nonzero(block == 125))
         if len(ends):
             ends += start
+        braces = np.flatnonzero(block == 125)
+        if len(braces):
+            inner_starts = _inner_brace_lines(arr, braces + start, ends, prev_end)
+            if len(inner_starts):
+                inner.append(inner_starts)
+        if len(ends):
             out.lines += len(ends)
             out.clean = out.clean and _end_in_brace(arr, ends)
             gap = int(ends[0]) - prev_end - 1
@@ -244,9 +249,29 @@ def scan_chunk(data: bytes | memoryview, sink: BinaryIO | None = None) -> Scan:
         out.clean = out.clean and _end_in_brace(arr, np.array([size]))
     if size:
         out.longest = max(out.longest, size - prev_end - 1 if arr[-1] != 10 else 0)
-    # every line of a clean chunk ends with one '}': any more of them may close a first object
-    out.braces = braces_seen > out.lines or not out.clean
+    if inner:
+        out.inner = np.unique(np.concatenate(inner))
     return out
+
+
+def _inner_brace_lines(arr: np.ndarray, braces: np.ndarray, ends: np.ndarray, prev_end: int) -> np.ndarray:
+    """Starts of the lines in which a '}' (at ``braces``) is not the line's last byte ('}\r' counts
+    as last). ``ends``: this block's newline positions; ``prev_end``: the newline before the block."""
+    size = len(arr)
+    after = np.full(len(braces), 10, np.uint8)
+    within = braces + 1 < size
+    after[within] = arr[braces[within] + 1]
+    cr = np.flatnonzero(after == 13)
+    if len(cr):
+        two = braces[cr] + 2
+        ok = (two >= size) | (arr[np.minimum(two, size - 1)] == 10)
+        after[cr[ok]] = 10
+    inner = braces[after != 10]
+    if not len(inner):
+        return inner
+    k = np.searchsorted(ends, inner)
+    starts = np.where(k > 0, ends[np.maximum(k - 1, 0)] + 1 if len(ends) else 0, prev_end + 1)
+    return np.unique(starts)
 
 
 def _end_in_brace(arr: np.ndarray, ends: np.ndarray) -> bool:
@@ -346,7 +371,7 @@ def iter_chunks(
 
 def _chunk(path: Path, line: int, data, scan: Scan, whole: bool, disk: int, staged, offset=None) -> Chunk:
     return Chunk(path, line, data, scan.lines, whole, disk, scan.clean, offset=offset, staged=staged,
-                 longest=scan.longest, braces=scan.braces)  # fmt: skip
+                 longest=scan.longest, inner=scan.inner)  # fmt: skip
 
 
 def _scan(data: bytes | memoryview, stage: Stage | None) -> tuple[Scan, str | None]:
