@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _add_tokenizer_flags(p: argparse.ArgumentParser) -> None:
@@ -45,8 +46,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--append-eod", action="store_true", help="end every non-empty document with the EOD token"
     )
-    p.add_argument("--workers", type=int, default=None, help="tokenizer threads (default: all cores)")
+    p.add_argument(
+        "--workers", type=int, default=None, help="tokenizer threads (default: all cores; at most 4 per core)"
+    )
     p.add_argument("--on-bad-line", choices=["skip", "fail"], default="skip")
+    p.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=None,
+        metavar="N",
+        help="skip (and name) a line longer than this; it is never held in memory (default 64 MiB)",
+    )
     p.add_argument(
         "--engine",
         choices=["auto", "gigatoken", "reference"],
@@ -170,6 +180,9 @@ def _load_tok(args: argparse.Namespace, engine: str = "auto"):
     )
 
 
+MAX_WORKERS_PER_CORE = 4  # --workers above this many threads per core is refused
+
+
 def _install_sigterm() -> None:
     """A pod eviction (SIGTERM) cleans up like Ctrl-C: temporary outputs are removed."""
     import signal
@@ -187,17 +200,28 @@ def _prep_data(args: argparse.Namespace) -> int:
     import os
 
     from ..errors import UsageError
+    from .reader import MAX_LINE_BYTES
     from .tokenizer import set_threads
 
+    cores = os.cpu_count() or 1
     if args.workers is not None:
-        if args.workers < 1:
-            raise UsageError(f"--workers {args.workers}: use 1 or more")
+        if not 1 <= args.workers <= MAX_WORKERS_PER_CORE * cores:
+            raise UsageError(
+                f"--workers {args.workers}: use 1 to {MAX_WORKERS_PER_CORE * cores} "
+                f"({MAX_WORKERS_PER_CORE} per CPU core, {cores} cores here); more threads only add overhead"
+            )
         set_threads(args.workers)
     else:
-        set_threads(os.cpu_count() or 1)
+        set_threads(cores)
+    max_line = MAX_LINE_BYTES if args.max_line_bytes is None else args.max_line_bytes
+    if max_line < 1:
+        raise UsageError(f"--max-line-bytes {max_line}: use a positive number of bytes (default 64 MiB)")
     _install_sigterm()
-    from .dataset_info import dataset_info_from_summary, write_dataset_info
+    from .dataset_info import check_dataset_info_target, dataset_info_from_summary, write_dataset_info
     from .prep import prep_data
+
+    if args.dataset_info:
+        check_dataset_info_target(args.dataset_info)  # before the work, not after the dataset is written
 
     shard_index = args.shard_index
     if shard_index is None:
@@ -216,10 +240,20 @@ def _prep_data(args: argparse.Namespace) -> int:
         progress=not args.no_progress,
         num_shards=args.num_shards,
         shard_index=shard_index,
+        max_line_bytes=max_line,
     )
     summary = result.summary()
     if args.dataset_info:
-        path = write_dataset_info(args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0]))
+        try:
+            path = write_dataset_info(
+                args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0])
+            )
+        except BaseException:
+            # A failure is reported with nothing left behind: a dataset without its dataset.json
+            # would look finished to the next notebook.
+            for out in summary["outputs"]:
+                Path(out).unlink(missing_ok=True)
+            raise
         summary["dataset_info"] = str(path)
     return _emit(args, summary, _format_prep)
 

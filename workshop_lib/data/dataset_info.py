@@ -24,6 +24,25 @@ def _info_path(target: str | os.PathLike[str] | RunDir) -> Path:
     return p if p.suffix == ".json" else RunDir(p).dataset_info
 
 
+def check_dataset_info_target(target: str | os.PathLike[str]) -> Path:
+    """The dataset.json path ``--dataset-info`` names, or one UsageError line when it cannot be written.
+
+    Checked before prep-data tokenizes, so a typo never leaves a dataset written next to a failure.
+    """
+    path = _info_path(target)
+    if path.is_dir():
+        raise UsageError(f"--dataset-info {target}: {path} is a directory; name a .json file or a run folder")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--dataset-info {target}: cannot create {path.parent} ({exc.strerror}); choose a writable path"
+        ) from None
+    if not os.access(path.parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--dataset-info {target}: {path.parent} is not writable; choose a writable path")
+    return path
+
+
 def write_dataset_info(
     target: str | os.PathLike[str] | RunDir,
     *,
@@ -63,18 +82,50 @@ def dataset_info_from_summary(summary: dict, key: str = "text") -> dict:
     }
 
 
-def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir) -> dict:
-    """Read dataset.json from a run directory (or the file itself); UsageError if notebook 01 has not run."""
+MAX_INFO_BYTES = 1 << 20  # dataset.json is a few hundred bytes; more is not one
+
+
+def read_dataset_info(run_dir: str | os.PathLike[str] | RunDir, required: tuple[str, ...] = KEYS) -> dict:
+    """Read and check dataset.json (a run directory, or the file itself).
+
+    Every reader of the hand-over file goes through here, so a corrupt one (cut short, hand-edited,
+    another tool's JSON) is one UsageError line naming the file and the field, never a
+    JSONDecodeError, KeyError or TypeError further on. ``required``: the keys the caller uses
+    (all by default); every key present is checked for its type.
+    """
     path = _info_path(run_dir)
     if not path.is_file():
         raise UsageError(f"{path}: missing; run notebook 01 (or `workshop prep-data ...`) first")
+    fix = "re-run notebook 01 (or `workshop prep-data ... --dataset-info`)"
+    with open(path, "rb") as fh:
+        raw = fh.read(MAX_INFO_BYTES + 1)
+    if len(raw) > MAX_INFO_BYTES:
+        raise UsageError(f"{path}: over {MAX_INFO_BYTES:,} bytes, not a dataset.json; {fix}")
     try:
-        info = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise UsageError(f"{path}: not valid JSON ({exc}); re-run notebook 01") from None
-    missing = [k for k in KEYS if k not in info]
+        info = json.loads(raw.decode("utf-8"))
+    except ValueError as exc:  # JSONDecodeError and UnicodeDecodeError
+        raise UsageError(f"{path}: not valid JSON ({exc}); {fix}") from None
+    if not isinstance(info, dict):
+        raise UsageError(f"{path}: holds {type(info).__name__}, not a JSON object; {fix}")
+    missing = [k for k in required if k not in info]
     if missing:
-        raise UsageError(f"{path}: missing keys {', '.join(missing)}; re-run notebook 01")
+        raise UsageError(f"{path}: missing keys {', '.join(missing)}; {fix}")
+    for key in ("data_path", "tokenizer_type", "tokenizer_model"):
+        if key in info and (not isinstance(info[key], str) or not info[key]):
+            raise UsageError(f"{path}: {key} is {info[key]!r}, not a non-empty string; {fix}")
+    for key, low in (("vocab_size", 1), ("eod_token_id", 0), ("documents", 0), ("tokens", 0)):
+        v = info.get(key, low)
+        if not isinstance(v, int) or isinstance(v, bool) or v < low:
+            raise UsageError(f"{path}: {key} is {v!r}, not a whole number >= {low}; {fix}")
+    if "blend" in info and (not isinstance(info["blend"], str) or not info["blend"].strip()):
+        raise UsageError(f"{path}: blend is {info['blend']!r}, not a --data-path string; {fix}")
+    held = info.get("heldout", {})
+    if not isinstance(held, dict) or not all(isinstance(v, str) and v for v in held.values()):
+        raise UsageError(f"{path}: heldout is {held!r}, not {{set: prefix}}; {fix}")
+    if "vocab_size" in info and info.get("eod_token_id", 0) >= info["vocab_size"]:
+        raise UsageError(
+            f"{path}: eod_token_id {info['eod_token_id']} is outside the vocabulary ({info['vocab_size']}); {fix}"
+        )
     return info
 
 

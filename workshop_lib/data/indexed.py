@@ -106,8 +106,12 @@ def read_header(prefix: str | os.PathLike[str]) -> IndexHeader:
     if len(head) < HEADER_BYTES or head[:9] != MAGIC:
         raise UsageError(f"{path}: not a Megatron indexed dataset (bad magic); re-run `workshop prep-data`")
     version, code, seqs, docs = struct.unpack("<QBQQ", head[9:])
-    if version != VERSION or code not in DTYPE_CODES:
-        raise UsageError(f"{path}: unsupported index version {version} / dtype code {code}")
+    if version != VERSION:
+        raise UsageError(f"{path}: index version {version}, but only version {VERSION} exists; {REDO}")
+    if code not in DTYPE_CODES:
+        raise UsageError(f"{path}: dtype code {code} is none of Megatron's (1-8); {REDO}")
+    if docs < 1:
+        raise UsageError(f"{path}: corrupt index: the document index has no entry (it starts with 0); {REDO}")
     size = path.stat().st_size
     if size != HEADER_BYTES + 12 * seqs + 8 * docs and size != HEADER_BYTES + 13 * seqs + 8 * docs:
         raise UsageError(
@@ -115,6 +119,74 @@ def read_header(prefix: str | os.PathLike[str]) -> IndexHeader:
             "re-run `workshop prep-data`"
         )
     return IndexHeader(path, np.dtype(DTYPE_CODES[code]), seqs, docs - 1)
+
+
+REDO = "re-run `workshop prep-data` (or merge-data) to write it again"
+VALIDATE_BLOCK = 1 << 22  # index entries checked at a time: memory stays flat on huge indexes
+
+
+def validate_index(ds: IndexedDatasetReader, bin_bytes: int) -> int:
+    """Check every number of an index against the others and the ``.bin`` size; returns the
+    expected ``.bin`` size, or raises one UsageError line naming the file and what is wrong.
+
+    A corrupt index otherwise passes ``inspect-data`` as healthy, crashes later with IndexError, or
+    is merged into a bigger corrupt dataset that Megatron reads garbage from. Checked: lengths not
+    negative; pointers start at 0, never go back, are whole items, and each sequence ends within
+    the ``.bin``; the document index starts at 0, never goes back, and ends at the sequence count;
+    the ``.bin`` holds exactly the tokens the lengths add up to. Work is in blocks of 4M entries.
+    """
+    h = ds.header
+    path, item = h.path, h.dtype.itemsize
+    total = 0
+    prev = 0
+    for start in range(0, h.sequence_count, VALIDATE_BLOCK):
+        lengths = np.asarray(ds.lengths[start : start + VALIDATE_BLOCK], dtype=np.int64)
+        pointers = np.asarray(ds.pointers[start : start + VALIDATE_BLOCK])
+        if (lengths < 0).any():
+            i = start + int(np.argmax(lengths < 0))
+            raise UsageError(f"{path}: corrupt index: sequence {i} has length {int(ds.lengths[i])}; {REDO}")
+        if start == 0 and pointers[0] != 0:
+            raise UsageError(f"{path}: corrupt index: the first pointer is {int(pointers[0])}, not 0; {REDO}")
+        steps = np.diff(pointers, prepend=prev)
+        if (steps < 0).any() or (pointers % item).any():
+            i = start + int(np.argmax((steps < 0) | (pointers % item != 0)))
+            raise UsageError(
+                f"{path}: corrupt index: pointer {i} is {int(ds.pointers[i])} (pointers must grow, in whole "
+                f"{item}-byte tokens); {REDO}"
+            )
+        ends = pointers + lengths * item
+        if (ends > bin_bytes).any():
+            i = start + int(np.argmax(ends > bin_bytes))
+            raise UsageError(
+                f"{path}: corrupt index: sequence {i} ends at byte {int(ends[i - start])}, past the end of "
+                f"the {bin_bytes:,}-byte .bin; {REDO}"
+            )
+        total += int(lengths.sum())
+        prev = int(pointers[-1])
+    docs = ds.document_indices
+    if int(docs[0]) != 0 or int(docs[-1]) != h.sequence_count:
+        raise UsageError(
+            f"{path}: corrupt index: the document index runs from {int(docs[0])} to {int(docs[-1])}, "
+            f"not from 0 to the {h.sequence_count:,} sequences; {REDO}"
+        )
+    prev = 0
+    for start in range(0, len(docs), VALIDATE_BLOCK):
+        block = np.asarray(docs[start : start + VALIDATE_BLOCK])
+        steps = np.diff(block, prepend=prev)
+        if (steps < 0).any():
+            i = start + int(np.argmax(steps < 0))
+            raise UsageError(
+                f"{path}: corrupt index: the document index goes back at entry {i} ({int(docs[i - 1])} then "
+                f"{int(docs[i])}); it never decreases; {REDO}"
+            )
+        prev = int(block[-1])
+    expected = total * item
+    if bin_bytes != expected:
+        raise UsageError(
+            f"{bin_path(ds.prefix)}: {bin_bytes:,} bytes but the index expects {expected:,}; "
+            f"the pair does not match, {REDO}"
+        )
+    return expected
 
 
 class IndexedDatasetReader:
@@ -140,12 +212,7 @@ class IndexedDatasetReader:
         bpath = bin_path(self.prefix)
         if not bpath.is_file():
             raise UsageError(f"{bpath}: missing (the .idx is there); re-run `workshop prep-data`")
-        expected = int(self.lengths.sum(dtype=np.int64)) * h.dtype.itemsize
-        if bpath.stat().st_size != expected:
-            raise UsageError(
-                f"{bpath}: {bpath.stat().st_size} bytes but the index expects {expected}; "
-                "the pair does not match, re-run `workshop prep-data`"
-            )
+        expected = validate_index(self, bpath.stat().st_size)
         self.tokens = np.memmap(bpath, dtype=h.dtype, mode="r") if expected else np.zeros(0, h.dtype)
 
     def __len__(self) -> int:
@@ -177,16 +244,24 @@ class IndexedDatasetWriter:
         self.prefix = strip_suffix(prefix)
         self.dtype = np.dtype(dtype)
         self.final_bin, self.final_idx = bin_path(self.prefix), idx_path(self.prefix)
+        self._lock = PrefixLock(self.prefix)  # before anything is written; swept stale temporaries
+        try:
+            self._open_temporaries()
+        except BaseException:
+            self._lock.release()
+            raise
+        self.sequences = 0
+        self.documents = 0
+        self.tokens = 0
+        self._doc.write(np.zeros(1, np.int64).tobytes())
+
+    def _open_temporaries(self) -> None:
         self._tmp_bin = temp_path_for(self.final_bin)
         self._tmp_len = temp_path_for(self.final_idx)
         self._tmp_doc = temp_path_for(self.final_idx)
         self._bin = open(self._tmp_bin, "wb")  # noqa: SIM115 - closed in finalize/abort
         self._len = open(self._tmp_len, "wb")  # noqa: SIM115
         self._doc = open(self._tmp_doc, "wb")  # noqa: SIM115
-        self.sequences = 0
-        self.documents = 0
-        self.tokens = 0
-        self._doc.write(np.zeros(1, np.int64).tobytes())
 
     def add_documents(self, flat: np.ndarray, lengths: np.ndarray) -> None:
         """Append documents given as one flat token array and each document's length (0 = empty)."""
@@ -260,6 +335,7 @@ class IndexedDatasetWriter:
             for p in (self._tmp_len, self._tmp_doc):
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
+            self._lock.release()
         return self.final_bin, self.final_idx
 
     def abort(self) -> None:
@@ -270,6 +346,79 @@ class IndexedDatasetWriter:
         for p in (self._tmp_bin, self._tmp_len, self._tmp_doc):
             with contextlib.suppress(FileNotFoundError):
                 p.unlink()
+        self._lock.release()
+
+
+class PrefixLock:
+    """An exclusive ``fcntl.flock`` on ``.{name}.lock`` beside a dataset, held while it is written.
+
+    Two runs writing the same prefix would each rename their own ``.bin`` and ``.idx`` into place,
+    and could leave one run's ``.bin`` beside the other's ``.idx`` with both exiting 0. The second
+    run is refused instead (one line naming the prefix and the holder's pid). The kernel drops the
+    lock when its holder dies (kill -9 included), so whoever holds it knows that every
+    ``.{name}.bin.tmp-*``/``.idx.tmp-*`` file beside the prefix belongs to a dead run and sweeps them.
+    The lock file is removed on release; a run that locked a file just removed (its inode is no
+    longer the path's) tries again. On a file system without flock the run goes on unlocked.
+    """
+
+    def __init__(self, prefix: str | os.PathLike[str]) -> None:
+        import fcntl
+
+        prefix = Path(prefix)
+        self.path = prefix.parent / f".{prefix.name}.lock"
+        self._fd: int | None = None
+        for _ in range(20):
+            try:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as exc:
+                raise UsageError(
+                    f"--output-prefix {prefix}: cannot write in {prefix.parent} ({exc.strerror}); "
+                    "choose a folder you can write to"
+                ) from None
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                holder = os.pread(fd, 32, 0).decode("ascii", "replace").strip() or "?"
+                os.close(fd)
+                raise UsageError(
+                    f"{prefix}: another run (pid {holder}) is writing this dataset now; "
+                    "wait for it to finish, or choose another --output-prefix"
+                ) from None
+            except OSError:  # no flock on this file system: go on without the lock
+                os.close(fd)
+                return
+            try:
+                same = os.stat(self.path).st_ino == os.fstat(fd).st_ino
+            except FileNotFoundError:
+                same = False
+            if same:
+                break
+            os.close(fd)  # locked a file its holder had just removed: take the new one
+        else:
+            raise UsageError(f"--output-prefix {prefix}: could not lock {self.path}; try again")
+        self._fd = fd
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        for name in (bin_path(prefix).name, idx_path(prefix).name):
+            for stale in prefix.parent.glob(f".{glob_escape(name)}.tmp-*"):
+                with contextlib.suppress(OSError):
+                    stale.unlink()
+
+    def release(self) -> None:
+        """Remove the lock file, then drop the lock (see the class docstring for why that is safe)."""
+        if self._fd is not None:
+            with contextlib.suppress(OSError):
+                self.path.unlink()
+            os.close(self._fd)
+            self._fd = None
+
+
+def glob_escape(name: str) -> str:
+    """``name`` with glob's special characters escaped (prefixes may hold '[')."""
+    import glob
+
+    return glob.escape(name)
 
 
 def _umask() -> int:

@@ -21,6 +21,7 @@ strictly in input order, so the output does not depend on ``workers`` or on timi
 from __future__ import annotations
 
 import contextlib
+import os
 import queue
 import shutil
 import sys
@@ -38,7 +39,16 @@ import numpy as np
 
 from ..errors import UsageError
 from .indexed import IndexedDatasetWriter, optimal_dtype
-from .reader import BadLine, Chunk, expand_inputs, file_size, iter_chunks, parse_chunk
+from .reader import (
+    MAX_LINE_BYTES,
+    MAX_NAMED_BAD_LINES,
+    BadLine,
+    Chunk,
+    expand_inputs,
+    file_size,
+    iter_chunks,
+    parse_chunk,
+)
 from .tokenizer import TokenizerAdapter
 
 MAX_PRINTED_BAD_LINES = 20
@@ -98,7 +108,8 @@ def append_eod(
 class PrepResult:
     documents: int = 0
     tokens: int = 0
-    bad_lines: list[BadLine] = field(default_factory=list)
+    bad_lines: list[BadLine] = field(default_factory=list)  # the first MAX_NAMED_BAD_LINES, by name
+    skipped: int = 0  # every bad line, named or only counted
     outputs: list[str] = field(default_factory=list)
     seconds: float = 0.0
     input_bytes: int = 0
@@ -115,8 +126,9 @@ class PrepResult:
         return {
             "documents": self.documents,
             "tokens": self.tokens,
-            "skipped": len(self.bad_lines),
+            "skipped": self.skipped,
             "bad_lines": [b.as_dict() for b in self.bad_lines],
+            "bad_lines_not_named": self.skipped - len(self.bad_lines),
             "outputs": self.outputs,
             "seconds": round(self.seconds, 4),
             "documents_per_second": round(self.documents / secs, 1),
@@ -134,7 +146,9 @@ STAGE_SLOTS = (
 )
 
 
-def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Iterator[tuple[Chunk, str | None]]:
+def _staged_chunks(
+    files: list[Path], use_files: bool, stage_dir: Path, max_line_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[Chunk, str | None]]:
     """Chunks of every file; with ``use_files``, each also as a path the engine can read.
 
     A chunk of a larger file is copied into one of a few staging files that are rewritten in place
@@ -154,9 +168,11 @@ def _staged_chunks(files: list[Path], use_files: bool, stage_dir: Path) -> Itera
 
     try:
         for f in files:
-            for chunk in iter_chunks(f, stage=next_slot if use_files else None):
+            for chunk in iter_chunks(
+                f, stage=next_slot if use_files else None, max_line_bytes=max_line_bytes
+            ):
                 path = None
-                if use_files:
+                if use_files and chunk.bad is None:
                     path = str(f) if chunk.whole_file else chunk.staged
                     if chunk.staged:
                         chunk.release()  # unmap: resident memory stays at the chunks being encoded
@@ -217,6 +233,7 @@ def prep_data(
     note: Callable[[str], None] | None = None,
     num_shards: int = 1,
     shard_index: int = 0,
+    max_line_bytes: int = MAX_LINE_BYTES,
 ) -> PrepResult:
     """Tokenize ``inputs`` into ``{output_prefix}_{key}_document.bin/.idx``; returns the summary.
 
@@ -235,8 +252,7 @@ def prep_data(
         all_files = len(files)
         files = shard_files(files, num_shards, shard_index)
         warnings += shard_warnings(all_files, len(files), num_shards, shard_index)
-    out_dir = Path(f"{output_prefix}").parent
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir = check_output_prefix(output_prefix)
     dtype = optimal_dtype(tokenizer.vocab_size)
     result = PrepResult(
         engine=tokenizer.engine,
@@ -258,10 +274,12 @@ def prep_data(
         )
 
     bar = _progress_bar(sum(file_size(f) for f in files), progress)
-    writers = {k: IndexedDatasetWriter(output_prefix_for(output_prefix, k), dtype) for k in keys}
-    stage_dir = Path(tempfile.mkdtemp(prefix=".prep-stage-", dir=out_dir))
+    writers: dict[str, IndexedDatasetWriter] = {}
+    stage_dir, stage_lock = _make_stage_dir(out_dir)
     start = time.perf_counter()
     try:
+        for k in keys:  # each takes its prefix's lock (a second run on the prefix is refused)
+            writers[k] = IndexedDatasetWriter(output_prefix_for(output_prefix, k), dtype)
         done_disk = 0
         last_file = None
         # Two chunks are encoded at once (the engine releases the GIL), so one call's ramp-up and
@@ -269,25 +287,35 @@ def prep_data(
         pool = ThreadPoolExecutor(max_workers=ENCODE_IN_FLIGHT, thread_name_prefix="prep-data-encode")
         pending: deque = deque()
         try:
-            chunks = _prefetch(_staged_chunks(files, tokenizer.fast_files, stage_dir), PREFETCH_DEPTH)
+            chunks = _prefetch(
+                _staged_chunks(files, tokenizer.fast_files, stage_dir, max_line_bytes), PREFETCH_DEPTH
+            )
             while True:
                 item = next(chunks, None)
                 if item is not None:
-                    pending.append((item[0], pool.submit(_encode_chunk, tokenizer, item[0], item[1], keys)))
+                    pending.append(
+                        (
+                            item[0],
+                            pool.submit(_encode_chunk, tokenizer, item[0], item[1], keys, max_line_bytes),
+                        )
+                    )
                 if not pending or (item is not None and len(pending) < ENCODE_IN_FLIGHT):
                     if item is None:
                         break
                     continue
                 chunk, future = pending.popleft()
-                encoded, bad = future.result()
-                if bad and on_bad_line == "fail":
+                encoded, bad, nbad = future.result()
+                if nbad and on_bad_line == "fail":
                     raise UsageError(
                         f"{bad[0]}; fix the line or pass --on-bad-line skip (nothing was written)"
                     )
                 for b in bad or ():
-                    if len(result.bad_lines) < MAX_PRINTED_BAD_LINES:
+                    if result.skipped < MAX_PRINTED_BAD_LINES:
                         _write(bar, f"prep-data: skipped {b}")
-                    result.bad_lines.append(b)
+                    if len(result.bad_lines) < MAX_NAMED_BAD_LINES:
+                        result.bad_lines.append(b)
+                    result.skipped += 1
+                result.skipped += nbad - len(bad or ())
                 if bad is None:
                     result.fast_chunks += 1
                 else:
@@ -310,9 +338,13 @@ def prep_data(
             for _, f in pending:
                 f.cancel()
             pool.shutdown(wait=True, cancel_futures=True)
-        if len(result.bad_lines) > MAX_PRINTED_BAD_LINES:
-            more = len(result.bad_lines) - MAX_PRINTED_BAD_LINES
-            _write(bar, f"prep-data: ... and {more} more bad lines (all in --json bad_lines)")
+        if result.skipped > MAX_PRINTED_BAD_LINES:
+            more = result.skipped - MAX_PRINTED_BAD_LINES
+            _write(
+                bar,
+                f"prep-data: ... and {more:,} more bad lines (the first {MAX_NAMED_BAD_LINES:,} "
+                "in --json bad_lines, every one counted in skipped)",
+            )
         for k in keys:
             b, i = writers[k].finalize()
             result.outputs += [str(b), str(i)]
@@ -331,12 +363,86 @@ def prep_data(
         if bar is not None:
             bar.close()
         shutil.rmtree(stage_dir, ignore_errors=True)
+        os.close(stage_lock)
     result.seconds = time.perf_counter() - start
     empty = _empty_warning(result, len(files))
     if empty:
         result.warnings.append(empty)
         note(f"prep-data: warning: {empty}")
     return result
+
+
+STAGE_PREFIX = ".prep-stage-"
+STAGE_OWNER = "owner.lock"
+# A staging folder without an owner lock (left by an older version, or killed between creating
+# it and locking it) is swept once it is this old.
+UNLOCKED_STAGE_AGE_S = 3600.0
+
+
+def check_output_prefix(output_prefix: str | Path) -> Path:
+    """The prefix's folder (created), or one UsageError line naming ``--output-prefix``.
+
+    Megatron's ``--data-path`` is a space-separated list of prefixes (and weights), so a prefix
+    holding whitespace can be written but never read back as one dataset; refused here, before any
+    work. A folder that cannot be created or written is named here too, instead of an OSError
+    after the corpus was tokenized.
+    """
+    text = str(output_prefix)
+    if not text or text.endswith(("/", os.sep)):
+        raise UsageError(f"--output-prefix {text!r}: name a file prefix, e.g. runs/data/corpus")
+    if any(c.isspace() for c in text):
+        raise UsageError(
+            f"--output-prefix {text!r}: holds whitespace, but Megatron's --data-path is split on "
+            "spaces, so training could not name this dataset; use a prefix without spaces"
+        )
+    out_dir = Path(text).parent
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--output-prefix {text}: cannot create the folder {out_dir} ({exc.strerror}); "
+            "choose a folder you can write to"
+        ) from None
+    if not os.access(out_dir, os.W_OK | os.X_OK):
+        raise UsageError(
+            f"--output-prefix {text}: the folder {out_dir} is not writable; choose a folder you can write to"
+        )
+    return out_dir
+
+
+def _make_stage_dir(out_dir: Path) -> tuple[Path, int]:
+    """A fresh staging folder, locked by this process, after sweeping those of dead runs.
+
+    A run killed with SIGKILL cannot clean up, and its staged chunks (up to 8 x 32 MB) would stay
+    forever. Each folder holds an ``owner.lock`` that its run keeps flock'ed: the kernel releases
+    it when the run dies, so a folder whose lock can be taken belongs to nobody and is removed.
+    """
+    import fcntl
+
+    for old in out_dir.glob(f"{STAGE_PREFIX}*"):
+        if old.is_symlink() or not old.is_dir():
+            continue
+        try:
+            fd = os.open(old / STAGE_OWNER, os.O_RDWR)
+        except FileNotFoundError:
+            with contextlib.suppress(OSError):
+                if time.time() - old.stat().st_mtime > UNLOCKED_STAGE_AGE_S:
+                    shutil.rmtree(old, ignore_errors=True)
+            continue
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:  # its run is alive (or no flock here): leave it
+            os.close(fd)
+            continue
+        shutil.rmtree(old, ignore_errors=True)
+        os.close(fd)
+    stage_dir = Path(tempfile.mkdtemp(prefix=STAGE_PREFIX, dir=out_dir))
+    fd = os.open(stage_dir / STAGE_OWNER, os.O_RDWR | os.O_CREAT, 0o600)
+    with contextlib.suppress(OSError):
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    return stage_dir, fd
 
 
 def _empty_warning(result: PrepResult, files: int) -> str | None:
@@ -357,10 +463,19 @@ def _empty_warning(result: PrepResult, files: int) -> str | None:
     return None
 
 
-def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: list[str]):
-    """Encode one chunk: ``(encoded, None)`` on the fast path, ``(encoded, bad_lines)`` on the strict
-    path, where ``encoded`` maps each key to (flat ids, per-document lengths) of the good lines."""
-    if path and chunk.clean:
+def _encode_chunk(
+    tok: TokenizerAdapter,
+    chunk: Chunk,
+    path: str | None,
+    keys: list[str],
+    max_line_bytes: int = MAX_LINE_BYTES,
+):
+    """Encode one chunk: ``(encoded, None, 0)`` on the fast path, ``(encoded, bad_lines, count)`` on
+    the strict path, where ``encoded`` maps each key to (flat ids, per-document lengths) of the good
+    lines and ``bad_lines`` names the first of ``count`` bad lines."""
+    if chunk.bad is not None:  # one over-long line, skipped by the reader
+        return {k: (np.zeros(0, np.int64), np.zeros(0, np.int64)) for k in keys}, [chunk.bad], 1
+    if path and chunk.clean and chunk.longest <= max_line_bytes and _single_objects(chunk):
         out = {}
         for k in keys:
             flat, lengths = tok.encode_jsonl(path, k)
@@ -368,9 +483,58 @@ def _encode_chunk(tok: TokenizerAdapter, chunk: Chunk, path: str | None, keys: l
                 break
             out[k] = (flat, lengths)
         else:
-            return out, None
-    texts, bad = parse_chunk(chunk, keys)
-    return {k: tok.encode(texts[k]) for k in keys}, bad
+            return out, None, 0
+    texts, bad, nbad = parse_chunk(chunk, keys, max_line_bytes)
+    return {k: tok.encode(texts[k]) for k in keys}, bad, nbad
+
+
+def _single_objects(chunk: Chunk) -> bool:
+    """Whether each line of a clean chunk holds one JSON object and nothing after it.
+
+    The engine reads a line's first object and ignores what follows (``{..}{..}``, ``{..} x}``),
+    where the reference parser names the line as bad; so that the output never depends on the
+    engine, every line with a '}' before its last byte (the scan says whether there is one) is
+    checked with ``json.loads``; any failure sends the chunk down the strict path, which names it.
+    Prose corpora rarely have such lines; nested objects (``"meta": {..}``) cost a C-speed parse.
+    """
+    if chunk.inner is None:
+        return True
+    import json
+
+    if chunk.offset is None:  # a decompressed chunk: its bytes are in memory
+        data = bytes(chunk.data)
+        lines = (data[int(s) : (data.find(b"\n", int(s)) + 1 or len(data) + 1) - 1] for s in chunk.inner)
+        return _all_parse(lines, json.loads)
+    with open(chunk.file, "rb") as fh:  # a plain file's chunk may be released: read just those lines
+        fd = fh.fileno()
+        lines = (_read_line(fd, chunk.offset, int(s), chunk.nbytes) for s in chunk.inner)
+        return _all_parse(lines, json.loads)
+
+
+def _all_parse(lines, loads) -> bool:
+    for line in lines:
+        try:
+            loads(line)
+        except ValueError:
+            return False
+    return True
+
+
+def _read_line(fd: int, base: int, start: int, limit: int) -> bytes:
+    """The line at ``start`` of a chunk at file offset ``base`` (``limit``: the chunk's size)."""
+    parts = []
+    pos = start
+    while pos < limit:
+        block = os.pread(fd, min(1 << 16, limit - pos), base + pos)
+        if not block:
+            break
+        nl = block.find(b"\n")
+        if nl >= 0:
+            parts.append(block[:nl])
+            break
+        parts.append(block)
+        pos += len(block)
+    return b"".join(parts)
 
 
 def _progress_bar(total: int, enabled: bool):

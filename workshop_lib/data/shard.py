@@ -78,9 +78,12 @@ def merge_datasets(shards: Sequence[str], output_prefix: str) -> dict:
         raise UsageError("merge-data: name at least one shard prefix")
     from .indexed import IndexedDatasetReader
 
-    first = IndexedDatasetReader(shards[0])
-    writer = IndexedDatasetWriter(strip_suffix(output_prefix), first.header.dtype.type)
-    del first
+    # Every shard's index is validated in full before a byte is written: a corrupt shard is one
+    # line naming it, never a merged dataset built on garbage pointers.
+    readers = [IndexedDatasetReader(s) for s in shards]
+    dtype = readers[0].header.dtype
+    del readers
+    writer = IndexedDatasetWriter(strip_suffix(output_prefix), dtype.type)
     try:
         for s in shards:
             writer.add_index(s)

@@ -61,7 +61,7 @@ def _walk(path: Path) -> tuple[int, int, float]:
     for root, _dirs, names in os.walk(path):
         for n in names:
             try:
-                st = os.stat(os.path.join(root, n))
+                st = os.lstat(os.path.join(root, n))  # a link's own size: never followed
             except FileNotFoundError:  # removed while we look (a save or clean-up in progress)
                 continue
             size += st.st_size
@@ -127,7 +127,9 @@ def read_tracker(directory: Path) -> tuple[int | str | None, str | None]:
     f = directory / TRACKER
     if not f.is_file():
         return None, None
-    text = f.read_text().strip()
+    with open(f, "rb") as fh:  # a few bytes; a huge or binary tracker is a problem, not a crash
+        raw = fh.read(64)
+    text = raw.decode("utf-8", errors="replace").strip()
     if text == "release":
         return "release", None
     try:
@@ -160,13 +162,21 @@ def scan_checkpoints(
     tier = storage_tier(storage)
     now = time.time() if now is None else now
     infos = []
+    links = []
     for p in d.iterdir():
         m = _ITER_DIR.match(p.name)
-        if m and p.is_dir():
+        if m and p.is_symlink():
+            links.append(p.name)  # never followed: not counted, and never deleted through
+        elif m and p.is_dir():
             infos.append(inspect_iteration(p, int(m.group(1)), now))
     infos.sort(key=lambda i: i.iteration)
     tracker, tracker_problem = read_tracker(d)
     problems = [tracker_problem] if tracker_problem else []
+    for name in sorted(links):
+        problems.append(
+            f"{name} is a symbolic link: skipped (not inspected, never deleted); "
+            "a checkpoint directory holds real iter_* folders"
+        )
     by_iter = {i.iteration: i for i in infos}
     if isinstance(tracker, int):
         if tracker in by_iter:
@@ -225,6 +235,11 @@ def scan_checkpoints(
         deleted = []
         if delete:
             for i in doomed:
+                # Re-checked just before removal: a folder replaced by a link since the scan is
+                # skipped (rmtree refuses links, and would have stopped half way).
+                if Path(i.path).is_symlink():
+                    problems.append(f"{Path(i.path).name} became a symbolic link: not deleted")
+                    continue
                 shutil.rmtree(i.path)
                 deleted.append(i.path)
         out["cleanup"] = {

@@ -25,6 +25,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--seq-length", type=int, help="sequence length for tokens/s (default: read from the log's arguments)"
     )
+    _max_line_flag(p)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_parse, command="monitor parse")
 
@@ -39,6 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("log", nargs="?")
     p.add_argument("--out", required=True, help="the image to write: .png, .svg or .pdf")
     p.add_argument("--tensorboard", metavar="DIR", help="plot TensorBoard event files instead of a log")
+    _max_line_flag(p)
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_plot, command="monitor plot")
 
@@ -78,6 +80,27 @@ def register(sub: argparse._SubParsersAction) -> None:
     c.set_defaults(func=_checkpoints, command="checkpoints")
 
 
+def _max_line_flag(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--max-line-bytes",
+        type=int,
+        default=1 << 20,
+        metavar="N",
+        help="skip (and name) a log line longer than this; it is never held whole (default 1 MiB)",
+    )
+
+
+def _warn_long_lines(command: str, log) -> None:
+    """One stderr line when over-long lines were skipped (they are also in the JSON summary)."""
+    if log.long_line_count:
+        first = log.long_lines[0]
+        print(
+            f"workshop {command}: warning: skipped {log.long_line_count} line(s) longer than --max-line-bytes "
+            f"(first: line {first['line_number']}, {first['chars']:,} characters)",
+            file=sys.stderr,
+        )
+
+
 def _out(obj) -> None:
     from ..cli import print_json
 
@@ -90,7 +113,10 @@ def _fmt(x, spec: str = ".4g") -> str:
 
 def _parse(args) -> int:
     from ..errors import UsageError
+    from .parse import check_max_line_bytes, check_seq_length
 
+    check_seq_length(args.seq_length)
+    check_max_line_bytes(args.max_line_bytes)
     if args.tensorboard:
         from .plot import read_tensorboard
 
@@ -99,11 +125,15 @@ def _parse(args) -> int:
     elif args.log:
         from .parse import parse_log
 
-        log = parse_log(args.log, gpu=args.gpu, seq_length=args.seq_length)
+        log = parse_log(
+            args.log, gpu=args.gpu, seq_length=args.seq_length, max_line_bytes=args.max_line_bytes
+        )
     else:
         raise UsageError("pass a LOG file or --tensorboard DIR")
+    _warn_long_lines("monitor parse", log)
     if args.json:
-        _out(log.to_json_dict())
+        log.write_json(sys.stdout)  # streamed: a million iterations never become one string
+        sys.stdout.flush()
         return 0
     s = log.summary
     print(
@@ -143,9 +173,10 @@ def _plot(args) -> int:
     elif args.log:
         from .parse import parse_log
 
-        log = parse_log(args.log)
+        log = parse_log(args.log, max_line_bytes=args.max_line_bytes)
     else:
         raise UsageError("pass a LOG file or --tensorboard DIR")
+    _warn_long_lines("monitor plot", log)
     plot_training(log, args.out)
     if args.json:
         _out({"out": str(args.out), "iterations": len(log.records), "validation": len(log.validation)})
@@ -171,6 +202,8 @@ def _gpu(args) -> int:
     from .gpu import collect_from_pods, gpu_report, gpu_stats, parse_nvidia_smi, plot_gpu, read_gpu_file
 
     threshold = LOW_GPU_UTIL_PERCENT if args.threshold is None else args.threshold
+    if not 0 <= threshold <= 100:  # also refuses nan (every comparison with nan is false)
+        raise UsageError(f"--threshold {args.threshold}: use an SM utilisation percentage from 0 to 100")
     if args.out:
         from .plot import check_plot_out
 
@@ -182,9 +215,10 @@ def _gpu(args) -> int:
                                  context=args.context)  # fmt: skip
     else:
         raise UsageError("pass a FILE with nvidia-smi output, or --namespace NS to collect it from pods")
-    report = gpu_report(text, threshold)
+    source_name = args.file or f"pods of {args.namespace}"
+    report = gpu_report(text, threshold, source_name)
     if args.out:
-        plot_gpu(gpu_stats(parse_nvidia_smi(text), threshold), args.out, threshold)
+        plot_gpu(gpu_stats(parse_nvidia_smi(text, source_name), threshold), args.out, threshold)
     if args.json:
         _out(report)
         return 0
@@ -205,6 +239,9 @@ def _checkpoints(args) -> int:
 
     if args.delete and args.keep_last is None:
         raise UsageError("--delete needs --keep-last N (the number of newest checkpoints to keep)")
+    cap = args.storage_capacity_tib
+    if cap is not None and not 0 < cap < 1e6:  # nan and inf fail this too
+        raise UsageError(f"--storage-capacity-tib {cap}: use the file system's size in TiB, e.g. 4.8")
     report = scan_checkpoints(args.directory, keep_last=args.keep_last, delete=args.delete,
                               storage=args.storage or DEFAULT_STORAGE, storage_capacity_tib=args.storage_capacity_tib)  # fmt: skip
     if args.json:

@@ -79,12 +79,31 @@ def _split_prefix(line: str) -> tuple[str, str]:
     return (m.group(1) or m.group(2) or ""), line[m.end() :]
 
 
-def parse_nvidia_smi(text: str) -> list[GpuSample]:
+# Readings nvidia-smi can print: utilisation is a percentage; memory in MiB below 16 TiB.
+_RANGES = {"sm": (0.0, 100.0), "mem": (0.0, 100.0), "memory_used_mib": (0.0, 16.0 * 2**20),
+           "memory_total_mib": (0.0, 16.0 * 2**20)}  # fmt: skip
+
+
+def _check_reading(rec: dict[str, Any], source_name: str, lineno: int, raw: str) -> None:
+    """Refuse an impossible reading (2e21 % SM, -5 %, nan) with one line naming file and line.
+
+    A corrupted or hand-edited file must not yield an "OK" verdict computed from garbage.
+    """
+    for key, (lo, hi) in _RANGES.items():
+        v = rec.get(key)
+        if v is not None and not lo <= v <= hi:
+            raise UsageError(
+                f"{source_name}:{lineno}: {key} reading {v:g} is impossible (expected {lo:g} to {hi:g}); "
+                f"the line is {raw.strip()[:80]!r}: fix or remove it"
+            )
+
+
+def parse_nvidia_smi(text: str, source_name: str = "<nvidia-smi output>") -> list[GpuSample]:
     """Samples from ``nvidia-smi dmon`` and/or ``--query-gpu ... --format=csv`` output."""
     samples: list[GpuSample] = []
     dmon_cols: dict[str, list[str]] = {}
     csv_cols: dict[str, list[str]] = {}
-    for raw in text.splitlines():
+    for lineno, raw in enumerate(text.splitlines(), 1):
         source, line = _split_prefix(raw)
         stripped = line.strip()
         if not stripped:
@@ -105,6 +124,7 @@ def parse_nvidia_smi(text: str) -> list[GpuSample]:
                 if key and key != "name":
                     rec[key] = _value(cell)
             if rec.get("gpu") is not None:
+                _check_reading(rec, source_name, lineno, raw)
                 samples.append(GpuSample(source, int(rec.pop("gpu")), rec.get("sm"), rec.get("mem"),
                                          rec.get("memory_used_mib"), rec.get("memory_total_mib")))  # fmt: skip
             continue
@@ -119,6 +139,7 @@ def parse_nvidia_smi(text: str) -> list[GpuSample]:
                 key = _DMON_FIELDS.get(name)
                 if key:
                     rec[key] = _value(cell)
+            _check_reading(rec, source_name, lineno, raw)
             samples.append(
                 GpuSample(
                     source, int(cells[gpu_at]), rec.get("sm"), rec.get("mem"), rec.get("memory_used_mib")
@@ -144,9 +165,13 @@ def gpu_stats(samples: list[GpuSample], threshold: float = LOW_GPU_UTIL_PERCENT)
     return out
 
 
-def gpu_report(text: str, threshold: float = LOW_GPU_UTIL_PERCENT) -> dict[str, Any]:
+def gpu_report(
+    text: str, threshold: float = LOW_GPU_UTIL_PERCENT, source_name: str = "<nvidia-smi output>"
+) -> dict[str, Any]:
     """The ``workshop monitor gpu --json`` object."""
-    samples = parse_nvidia_smi(text)
+    if not 0 <= threshold <= 100:
+        raise UsageError(f"--threshold {threshold}: use an SM utilisation percentage from 0 to 100")
+    samples = parse_nvidia_smi(text, source_name)
     stats = gpu_stats(samples, threshold)
     low = [s for s in stats if s.low]
     if not stats:
@@ -173,11 +198,22 @@ def read_gpu_file(path: str | os.PathLike[str]) -> str:
     p = Path(path)
     if p.is_dir():  # "no such file" for a directory sends people looking for a typo that is not there
         raise UsageError(f"{p}: is a directory; pass the saved nvidia-smi output file inside it")
-    if not p.is_file():
+    if not p.exists():
         raise UsageError(
             f"{p}: no such file; save `nvidia-smi dmon -s u -c 12` or `nvidia-smi --query-gpu=index,utilization.gpu,utilization.memory,memory.used,memory.total --format=csv` output to it"
         )
+    from .parse import check_log_path
+
+    check_log_path(p)  # a device or FIFO has no end: refused by name
+    if p.stat().st_size > MAX_GPU_FILE_BYTES:
+        raise UsageError(
+            f"{p}: {p.stat().st_size:,} bytes is not a saved nvidia-smi sample (at most "
+            f"{MAX_GPU_FILE_BYTES:,}); save a few minutes of `nvidia-smi dmon -s u` output"
+        )
     return p.read_text(encoding="utf-8", errors="replace")
+
+
+MAX_GPU_FILE_BYTES = 256 << 20  # a day of dmon for 64 GPUs is ~100 MB: more is not a sample
 
 
 def plot_gpu(

@@ -35,16 +35,20 @@ from __future__ import annotations
 
 import bz2
 import codecs
+import gc
 import gzip
 import io
+import json
 import lzma
 import math
 import os
 import re
-from collections.abc import Iterator
+import stat
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from ..errors import UsageError
 from ..facts import megatron_log as fmt
@@ -82,7 +86,14 @@ _TS_RE = re.compile(r"\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 _EVAL_RE = re.compile(
     r"(validation|test) loss at (?:iteration (\d+)|the end of training for (\w+) data)(?: on (\w+) (?:set|data))?\s*\|(.*)"
 )
-_ARG_RE = re.compile(r"(\w+) \.{3,} (\S.*?)\s*$")
+# ``\b`` lets a match start only where a word starts, and the value is the stripped rest of the
+# line: the old ``(\w+) \.{3,} (\S.*?)\s*$`` retried every start inside a long word and every
+# end inside a long run of spaces, quadratic in the line (a 100 KB line took 66 s).
+_ARG_RE = re.compile(r"\b(\w+) \.{3,} (?=\S)")
+# A log line longer than this is skipped (and named in the summary): Megatron's lines are < 1 KB,
+# and one endless line (a progress bar without newlines, binary junk) must not be held whole.
+MAX_LOG_LINE_BYTES = 1 << 20
+NAMED_LONG_LINES = 20  # over-long lines named in the summary (all are counted)
 # Arguments Megatron prints at start-up that the summary uses.
 _WANTED_ARGS = frozenset(
     {"seq_length", "micro_batch_size", "global_batch_size", "train_iters", "world_size",
@@ -181,6 +192,70 @@ def parse_eval_line(line: str) -> tuple[str, int | None, dict[str, Any]] | None:
     return split, (int(iteration) if iteration else None), values
 
 
+_FIELDS: tuple[str, ...] = (*CONTRACT_KEYS, "timestamp")
+_FIELD_SET = frozenset(_FIELDS)
+
+
+class Record(Mapping):
+    """One iteration's values, read like a dict (``r["lm_loss"]``, ``r.get(k)``, ``dict(r)``).
+
+    A log of a million iterations holds a million of these: slots instead of a dict's hash table
+    (about half the memory), with the rare extra columns (MoE losses...) in a small dict.
+    """
+
+    __slots__ = (*_FIELDS, "_extra")
+
+    def __init__(self, values: dict[str, Any]) -> None:
+        g = values.get  # one assignment per slot: several times faster than a setattr loop
+        self.iteration, self.train_iters, self.consumed_samples = (
+            g("iteration"),
+            g("train_iters"),
+            g("consumed_samples"),
+        )
+        self.elapsed_ms, self.tflops_per_gpu, self.learning_rate = (
+            g("elapsed_ms"),
+            g("tflops_per_gpu"),
+            g("learning_rate"),
+        )
+        self.global_batch_size, self.lm_loss, self.loss_scale = (
+            g("global_batch_size"),
+            g("lm_loss"),
+            g("loss_scale"),
+        )
+        self.grad_norm, self.skipped_iterations, self.nan_iterations = (
+            g("grad_norm"),
+            g("skipped_iterations"),
+            g("nan_iterations"),
+        )
+        self.timestamp = g("timestamp")
+        self._extra = None
+        if len(values) > len(_FIELDS) or not _FIELD_SET.issuperset(values):
+            self._extra = {k: v for k, v in values.items() if k not in _FIELD_SET} or None
+
+    def __getitem__(self, key: str) -> Any:
+        if key in _FIELD_SET:
+            return getattr(self, key)
+        if self._extra is not None and key in self._extra:
+            return self._extra[key]
+        raise KeyError(key)
+
+    def get(self, key: str, default: Any = None) -> Any:
+        if key in _FIELD_SET:
+            return getattr(self, key)
+        return self._extra.get(key, default) if self._extra is not None else default
+
+    def __iter__(self) -> Iterator[str]:
+        yield from _FIELDS
+        if self._extra:
+            yield from self._extra
+
+    def __len__(self) -> int:
+        return len(_FIELDS) + len(self._extra or ())
+
+    def __repr__(self) -> str:
+        return f"Record({dict(self)!r})"
+
+
 @dataclass
 class ParsedLog:
     """What a log says: iterations (one per iteration number), validation/test losses, start-up args."""
@@ -194,6 +269,8 @@ class ParsedLog:
     gpu: str | None = None  # the --gpu key used for MFU
     seq_length: int | None = None  # overrides the log's seq_length
     source: str | None = None
+    long_lines: list[dict[str, int]] = field(default_factory=list)  # the first NAMED_LONG_LINES skipped
+    long_line_count: int = 0  # every line skipped for being over max_line_bytes
 
     @property
     def iterations(self) -> list[dict[str, Any]]:
@@ -248,12 +325,71 @@ class ParsedLog:
         }
         return json_safe(out)
 
+    def write_json(self, out: TextIO) -> None:
+        """Write :meth:`to_json_dict`'s object to ``out`` one iteration at a time.
+
+        Building the whole object first cost ~4.5 KB per iteration (a dict per iteration, its
+        NaN-free copy, then one string of it all): 6 GB for 1.4M iterations. Streamed, memory is
+        the parsed records plus one line.
+        """
+        dumps = json.dumps
+        keys = CONTRACT_KEYS
+
+        def rows(records, fields) -> Iterator[str]:
+            values = zip(*(column(records, k) for k in fields), strict=True) if records else ()
+            for row in values:
+                yield dumps(dict(zip(fields, _nulls(list(row)), strict=True)), allow_nan=False)
+
+        def array(name: str, lines: Iterator[str], last: bool = False) -> None:
+            out.write(f'  "{name}": [')
+            sep = "\n    "
+            for line in lines:
+                out.write(sep + line)
+                sep = ",\n    "
+            out.write("\n  ]" + ("\n" if last else ",\n"))
+
+        out.write("{\n")
+        array("iterations", rows(self.records, keys))
+        array("validation", rows(self.validation, VALIDATION_KEYS))
+        array("test", rows(self.test, VALIDATION_KEYS))
+        out.write('  "extra_columns": {')
+        sep = "\n    "
+        for c in self.extra_columns:
+            out.write(f"{sep}{dumps(c)}: " + dumps(_nulls(column(self.records, c)), allow_nan=False))
+            sep = ",\n    "
+        out.write("\n  },\n")
+        summary = dumps(json_safe(self.summary), indent=2, allow_nan=False).replace("\n", "\n  ")
+        out.write(f'  "summary": {summary}\n}}\n')
+
+
+def _nulls(values: list[Any]) -> list[Any]:
+    """NaN/Inf as None (JSON has neither), in place."""
+    for i, v in enumerate(values):
+        cls = v.__class__
+        if cls is not float and cls is not int and v is not None and hasattr(v, "item"):
+            v = values[i] = v.item()  # numpy scalars (TensorBoard's values)
+        if isinstance(v, float) and not math.isfinite(v):
+            values[i] = None
+    return values
+
 
 class IncrementalParser:
     """Feed text as it arrives; holds a partial last line until its newline comes."""
 
-    def __init__(self, *, gpu: str | None = None, seq_length: int | None = None, source: str | None = None):
-        self._partial = ""
+    def __init__(
+        self,
+        *,
+        gpu: str | None = None,
+        seq_length: int | None = None,
+        source: str | None = None,
+        max_line_bytes: int = MAX_LOG_LINE_BYTES,
+    ):
+        self.max_line_bytes = max_line_bytes
+        self._held: list[str] = []  # pieces of the unterminated last line (joined once, when it ends)
+        self._held_len = 0
+        self._skipping = False  # the unterminated line is already over-long: its pieces are dropped
+        self._long: list[dict[str, int]] = []
+        self._long_count = 0
         self._by_iter: dict[int, dict[str, Any]] = {}
         self._val: dict[int | None, dict[str, Any]] = {}
         self._test: dict[int | None, dict[str, Any]] = {}
@@ -267,21 +403,77 @@ class IncrementalParser:
         self.source = source
 
     def feed(self, text: str) -> int:
-        """Parse the complete lines in ``text`` (plus what was held back); returns lines consumed."""
+        """Parse the complete lines in ``text`` (plus what was held back); returns lines consumed.
+
+        The unterminated last line is held as a list of pieces (re-joining it at every feed was
+        quadratic in its length: a 2 GB line took minutes), and once it is longer than
+        ``max_line_bytes`` its pieces are dropped: the line is skipped and named, never held.
+        """
         if not text:
             return 0
-        lines = (self._partial + text).split("\n")
-        self._partial = lines.pop()
-        self._consume(lines)
+        lines = text.split("\n")
+        tail = lines.pop()
+        if lines:
+            lines[0] = self._take_held(lines[0])
+            if max(map(len, lines)) > self.max_line_bytes:
+                self._drop_long(lines)
+            self._consume(lines)
+        self._hold(tail)
         return len(lines)
 
     def close(self) -> None:
         """End of input: parse a last line that has no newline."""
-        if self._partial:
-            self._consume([self._partial])
-            self._partial = ""
+        if self._held or self._skipping:
+            lines = [self._take_held("")]
+            if len(lines[0]) > self.max_line_bytes:
+                self._drop_long(lines)
+            self._consume(lines)
+
+    def _hold(self, piece: str) -> None:
+        if self._skipping:
+            self._held_len += len(piece)
+            return
+        if piece:
+            self._held.append(piece)
+            self._held_len += len(piece)
+        if self._held_len > self.max_line_bytes:
+            self._held, self._skipping = [], True
+
+    def _take_held(self, end: str) -> str:
+        """The held line completed by ``end``; an over-long one comes back as a long dummy marker."""
+        if self._skipping:
+            n = self._held_len + len(end)
+            self._held_len, self._skipping = 0, False
+            return _LongLine(n)
+        if not self._held:
+            return end
+        line = "".join(self._held) + end
+        self._held, self._held_len = [], 0
+        return line
+
+    def _drop_long(self, lines: list[str]) -> None:
+        """Blank out the over-long lines (so line numbers stay right), naming the first ones."""
+        for i, line in enumerate(lines):
+            if len(line) > self.max_line_bytes:
+                self._long_count += 1
+                if len(self._long) < NAMED_LONG_LINES:
+                    n = line.length if isinstance(line, _LongLine) else len(line)
+                    self._long.append({"line_number": self._lines + i + 1, "chars": n})
+                lines[i] = ""
 
     def _consume(self, lines: list[str]) -> None:
+        # The cyclic GC is paused while a batch is parsed: records hold no cycles, and with a
+        # million of them alive every young collection's promotion made full collections
+        # re-traverse them (nearly half the parse time on iteration-dense logs).
+        paused = gc.isenabled()
+        gc.disable()
+        try:
+            self._consume_lines(lines)
+        finally:
+            if paused:
+                gc.enable()
+
+    def _consume_lines(self, lines: list[str]) -> None:
         self._lines += len(lines)
         by_iter = self._by_iter
         args_done = self._args_done
@@ -297,13 +489,13 @@ class IncrementalParser:
                 if it in by_iter:
                     self._repeated += 1
                     del by_iter[it]
-                by_iter[it] = rec
+                by_iter[it] = Record(rec)
                 self._last_iteration = it
                 args_done = True
             elif not args_done and "...." in line:
                 m = _ARG_RE.search(line)
                 if m and m.group(1) in _WANTED_ARGS:
-                    val = m.group(2)
+                    val = line[m.end() :].strip()
                     num = _number(val, True)
                     self._args[m.group(1)] = (
                         num if num is not None else {"True": True, "False": False, "None": None}.get(val, val)
@@ -339,7 +531,23 @@ class IncrementalParser:
             gpu=self.gpu,
             seq_length=self.seq_length,
             source=self.source,
+            long_lines=list(self._long),
+            long_line_count=self._long_count,
         )
+
+
+class _LongLine(str):
+    """Stands for a skipped over-long line: an empty string whose ``len`` is the line's length."""
+
+    length: int
+
+    def __new__(cls, length: int) -> _LongLine:
+        obj = super().__new__(cls, "")
+        obj.length = length
+        return obj
+
+    def __len__(self) -> int:
+        return self.length
 
 
 class LogFollower:
@@ -350,11 +558,17 @@ class LogFollower:
     """
 
     def __init__(
-        self, path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None
+        self,
+        path: str | os.PathLike[str],
+        *,
+        gpu: str | None = None,
+        seq_length: int | None = None,
+        max_line_bytes: int = MAX_LOG_LINE_BYTES,
     ):
         self.path = Path(path)
         self._gpu = gpu
         self._seq_length = seq_length
+        self._max_line = max_line_bytes
         self.resets = 0
         self.chunk_bytes = 4 << 20
         self._reset()
@@ -363,7 +577,9 @@ class LogFollower:
         self.offset = 0
         self._inode: int | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
-        self.parser = IncrementalParser(gpu=self._gpu, seq_length=self._seq_length, source=str(self.path))
+        self.parser = IncrementalParser(
+            gpu=self._gpu, seq_length=self._seq_length, source=str(self.path), max_line_bytes=self._max_line
+        )
 
     def poll(self) -> ParsedLog:
         """Read what was appended since the last poll and return the updated :class:`ParsedLog`."""
@@ -399,7 +615,11 @@ def parse_text(text: str, *, gpu: str | None = None, seq_length: int | None = No
 
 
 def check_log_path(path: str | os.PathLike[str]) -> Path:
-    """The path, or a UsageError that says what to do."""
+    """The path, or a UsageError that says what to do.
+
+    Only regular files: /dev/zero, a FIFO or a socket has no end to read to (a log read from one
+    ran until memory was gone), so it is refused by name; save the stream to a file first.
+    """
     p = Path(path)
     if not p.exists():
         raise UsageError(
@@ -407,7 +627,23 @@ def check_log_path(path: str | os.PathLike[str]) -> Path:
         )
     if p.is_dir():
         raise UsageError(f"{p}: is a directory; pass the log file inside it (e.g. {p}/train.log)")
+    if not stat.S_ISREG(os.stat(p).st_mode):
+        raise UsageError(
+            f"{p}: not a regular file (a device, FIFO or socket); save the log to a file "
+            "(e.g. kubectl logs POD > train.log) and pass that"
+        )
     return p
+
+
+def check_seq_length(seq_length: int | None) -> None:
+    """``--seq-length`` must be a positive token count (tokens/s is divided by nothing else)."""
+    if seq_length is not None and (isinstance(seq_length, bool) or seq_length < 1):
+        raise UsageError(f"--seq-length {seq_length}: use a positive number of tokens (e.g. 2048)")
+
+
+def check_max_line_bytes(n: int) -> None:
+    if n < 1:
+        raise UsageError(f"--max-line-bytes {n}: use a positive number (default {MAX_LOG_LINE_BYTES:,})")
 
 
 # Magic bytes of the compressors logs are archived with (checked instead of the file name, which
@@ -444,24 +680,47 @@ def open_log(path: str | os.PathLike[str]) -> io.BufferedIOBase:
     if kind == "xz":
         return lzma.open(p, "rb")
     if kind == "zstd":
-        import zstandard
+        # prep-data's frame reader: it reads concatenated frames (zstd -c of chunks, pzstd), keeps one
+        # call's output bounded, and raises EOFError when the file ends inside a frame; zstandard's
+        # stream_reader ended quietly there, so a truncated log read as a healthy, shorter run.
+        from ..data.reader import _ZstdFrames
 
-        # read_across_frames: zstd -c of concatenated chunks (and pzstd) writes several frames.
-        raw = open(p, "rb")  # noqa: SIM115 - closed with the reader (closefd)
-        return zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True, closefd=True)
+        raw = open(p, "rb")  # noqa: SIM115 - closed with the reader
+        return _ClosingReader(_ZstdFrames(raw), raw)
     return open(p, "rb")
 
 
-def read_log_lines(path: str | os.PathLike[str]) -> Iterator[str]:
+class _ClosingReader(io.BufferedReader):
+    """A buffered reader that also closes the raw file under the decompressor."""
+
+    def __init__(self, stream: io.RawIOBase, raw: io.IOBase) -> None:
+        super().__init__(stream, buffer_size=1 << 20)
+        self._file = raw
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self._file.close()
+
+
+def read_log_lines(path: str | os.PathLike[str], max_line_bytes: int = MAX_LOG_LINE_BYTES) -> Iterator[str]:
     """The log's lines (decoded as UTF-8, bad bytes replaced), decompressing when needed.
 
+    A line longer than ``max_line_bytes`` comes back cut to its first ``max_line_bytes`` (with its
+    newline), the rest read past in bounded pieces: line numbers stay right and memory stays flat.
     A corrupt or truncated archive becomes a UsageError naming the file, not a traceback.
     """
     p = check_log_path(path)
     errors = _decompression_errors()
     try:
-        with io.TextIOWrapper(open_log(p), encoding="utf-8", errors="replace") as fh:
-            yield from fh
+        with open_log(p) as fh:
+            while raw := fh.readline(max_line_bytes + 1):
+                if len(raw) > max_line_bytes and not raw.endswith(b"\n"):
+                    raw = raw[:max_line_bytes] + b"\n"
+                    while (rest := fh.readline(1 << 20)) and not rest.endswith(b"\n"):
+                        pass
+                yield raw.decode("utf-8", errors="replace")
     except errors as e:
         raise UsageError(
             f"{p}: cannot read this {log_compression(p) or 'log'} file ({e}); is the archive truncated?"
@@ -469,17 +728,23 @@ def read_log_lines(path: str | os.PathLike[str]) -> Iterator[str]:
 
 
 def parse_log(
-    path: str | os.PathLike[str], *, gpu: str | None = None, seq_length: int | None = None
+    path: str | os.PathLike[str],
+    *,
+    gpu: str | None = None,
+    seq_length: int | None = None,
+    max_line_bytes: int = MAX_LOG_LINE_BYTES,
 ) -> ParsedLog:
     """Parse a whole log file (the one-shot twin of :class:`LogFollower`); compressed ones too."""
     p = check_log_path(path)
+    check_seq_length(seq_length)
+    check_max_line_bytes(max_line_bytes)
     if gpu is not None:
         from ..facts.hardware import gpu as lookup_gpu
 
         lookup_gpu(gpu)  # a UsageError naming --gpu for unknown keys
     if log_compression(p) is None:
-        return LogFollower(p, gpu=gpu, seq_length=seq_length).finish()
-    parser = IncrementalParser(gpu=gpu, seq_length=seq_length, source=str(p))
+        return LogFollower(p, gpu=gpu, seq_length=seq_length, max_line_bytes=max_line_bytes).finish()
+    parser = IncrementalParser(gpu=gpu, seq_length=seq_length, source=str(p), max_line_bytes=max_line_bytes)
     decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
     try:
         with open_log(p) as fh:
@@ -540,29 +805,38 @@ def _trend(iters: list[int], losses: list[float]) -> tuple[str | None, float | N
     return ("decreasing" if slope < 0 else "increasing"), per_1k
 
 
+def column(records: list[Mapping[str, Any]], key: str) -> list[Any]:
+    """``[r.get(key) for r in records]``, at C speed for parsed :class:`Record` s (an attrgetter)."""
+    if records and key in _FIELD_SET and type(records[0]) is Record:
+        try:
+            return list(map(attrgetter(key), records))
+        except AttributeError:  # a list mixing records and dicts
+            pass
+    return [r.get(key) for r in records]
+
+
 def summarize(log: ParsedLog) -> dict[str, Any]:
     recs = log.records
-    iters = [r["iteration"] for r in recs]
-    losses = [r.get("lm_loss") for r in recs]
-    finite = [(r["iteration"], r["lm_loss"]) for r in recs if _finite(r.get("lm_loss"))]
+    iters = column(recs, "iteration")
+    losses = column(recs, "lm_loss")
+    finite = [(i, v) for i, v in zip(iters, losses, strict=True) if _finite(v)]
     nonfinite = [
-        r["iteration"]
-        for r in recs
-        if isinstance(r.get("lm_loss"), float) and not math.isfinite(r["lm_loss"])
+        i for i, v in zip(iters, losses, strict=True) if isinstance(v, float) and not math.isfinite(v)
     ]
     smoothed = smooth([v if v is not None else math.nan for v in losses])
     smoothed_last = next((v for v in reversed(smoothed) if math.isfinite(v)), None)
     trend, per_1k = _trend(iters, losses)
-    timed = recs[1:] if len(recs) > 1 else recs  # the first logged interval includes warm-up
-    mean_elapsed = _mean([r.get("elapsed_ms") for r in timed])
-    mean_tflops = _mean([r.get("tflops_per_gpu") for r in timed])
+    first = 1 if len(recs) > 1 else 0  # the first logged interval includes warm-up
+    elapsed = column(recs, "elapsed_ms")[first:]
+    mean_elapsed = _mean(elapsed)
+    mean_tflops = _mean(column(recs, "tflops_per_gpu")[first:])
     seq = log.seq_length or log.args.get("seq_length")
     tokens_per_s = None
     if isinstance(seq, int) and seq > 0:
         rates = [
-            r["global_batch_size"] * seq / (r["elapsed_ms"] / 1000.0)
-            for r in timed
-            if _finite(r.get("global_batch_size")) and _finite(r.get("elapsed_ms")) and r["elapsed_ms"] > 0
+            gb * seq / (ms / 1000.0)
+            for gb, ms in zip(column(recs, "global_batch_size")[first:], elapsed, strict=True)
+            if _finite(gb) and _finite(ms) and ms > 0
         ]
         tokens_per_s = sum(rates) / len(rates) if rates else None
     mfu = None
@@ -574,7 +848,7 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
     last_iter = recs[-1]["iteration"] if recs else None
     eta = None
     if recs and train_iters:
-        recent = _mean([r.get("elapsed_ms") for r in timed[-10:]])
+        recent = _mean(elapsed[-10:])
         if recent is not None:
             eta = max(0, train_iters - last_iter) * recent / 1000.0
     best = min(finite, key=lambda p: p[1]) if finite else None
@@ -598,8 +872,8 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
         "tokens_per_second": tokens_per_s,
         "gpu": log.gpu,
         "mfu": mfu,
-        "skipped_iterations": sum(r.get("skipped_iterations") or 0 for r in recs),
-        "nan_iterations": sum(r.get("nan_iterations") or 0 for r in recs),
+        "skipped_iterations": sum(v or 0 for v in column(recs, "skipped_iterations")),
+        "nan_iterations": sum(v or 0 for v in column(recs, "nan_iterations")),
         "nonfinite_loss_iterations": nonfinite,
         "eta_seconds": eta,
         "last_validation_loss": log.validation[-1]["lm_loss"] if log.validation else None,
@@ -607,4 +881,6 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
         "last_timestamp": recs[-1].get("timestamp") if recs else None,
         "repeated_iterations": log.repeated_iterations,
         "lines": log.lines,
+        "long_lines_skipped": log.long_line_count,
+        "long_lines": log.long_lines,
     }

@@ -51,6 +51,17 @@ def check_plot_out(out: str | os.PathLike[str]) -> str:
             f"--out {out}: {'.' + suffix if suffix else 'no'} suffix is not a supported format; "
             f"name a {', '.join('.' + f for f in PLOT_FORMATS)} file"
         )
+    target = Path(out)
+    if target.is_dir():
+        raise UsageError(f"--out {out}: is a directory; name the image file to write (e.g. {out}/loss.png)")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"--out {out}: cannot create the folder {target.parent} ({exc.strerror}); choose a writable path"
+        ) from None
+    if not os.access(target.parent, os.W_OK | os.X_OK):
+        raise UsageError(f"--out {out}: the folder {target.parent} is not writable; choose a writable path")
     return suffix
 
 

@@ -14,7 +14,6 @@ and tokenizer paths are rewritten to ``<mount>/data/<file>`` and ``<mount>/token
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -72,10 +71,11 @@ def read_dataset_json(run_dir: str | os.PathLike[str] | None) -> dict[str, Any] 
     if run_dir is None:
         return None
     p = Path(run_dir) / "data" / "dataset.json"
-    try:
-        return json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not p.exists():
         return None
+    from ..data.dataset_info import read_dataset_info  # checked: a corrupt file is one UsageError line
+
+    return read_dataset_info(p, required=("data_path",))
 
 
 def _is_weight(token: str) -> bool:

@@ -1113,16 +1113,22 @@ class PodFollower:
             raise ApiException.from_response(http_resp=resp, body=None, data=None)
         raw = resp.response
         try:
-            buf = b""
+            # The unterminated line is kept as pieces and joined once, when its newline comes:
+            # re-splitting a growing buffer per 4 KB was quadratic on a long line (a tqdm bar's \r).
+            held: list[bytes] = []
             for chunk in raw.stream(4096, decode_content=False):
-                buf += chunk
-                *complete, buf = buf.split(b"\n")
+                *complete, rest = chunk.split(b"\n")
+                if complete:
+                    complete[0] = b"".join([*held, complete[0]])
+                    held = []
                 for line in complete:
                     self._deliver(line.decode("utf-8", errors="replace"), emit)
+                if rest:
+                    held.append(rest)
                 if self.stop.is_set():
                     return
-            if buf:
-                self._deliver(buf.decode("utf-8", errors="replace"), emit)
+            if held:
+                self._deliver(b"".join(held).decode("utf-8", errors="replace"), emit)
         finally:
             raw.release_conn()
 

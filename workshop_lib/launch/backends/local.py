@@ -55,12 +55,10 @@ KEEP = (
 
 
 def read_dataset_info(run: RunDir) -> dict[str, Any]:
-    try:
-        return json.loads(run.dataset_info.read_text())
-    except FileNotFoundError:
-        raise UsageError(
-            f"{run.dataset_info}: missing; run notebook 01 (or `workshop prep-data ...`) first"
-        ) from None
+    """dataset.json through its owner's checked reader (a corrupt file is one UsageError line)."""
+    from ...data.dataset_info import read_dataset_info as read_checked
+
+    return read_checked(run, required=("data_path", "tokenizer_model"))
 
 
 # Flags of an imported base model that do not fix its shape: the local run keeps its own for these.
@@ -290,14 +288,14 @@ class LocalBackend:
             if not log.exists():
                 raise WorkshopError(f"{log}: no log yet; start the run with `workshop apply` first")
             with open(log, encoding="utf-8", errors="replace") as fh:
-                pending = ""
+                held: list[str] = []  # an unterminated line's pieces, joined once (linear, not quadratic)
                 while True:
                     chunk = fh.readline()
                     if chunk:
-                        pending += chunk
-                        if pending.endswith("\n"):
-                            line = pending.rstrip("\n")
-                            pending = ""
+                        held.append(chunk)
+                        if chunk.endswith("\n"):
+                            line = "".join(held).rstrip("\n")
+                            held = []
                             n += 1
                             if sink:
                                 sink(line)
@@ -308,7 +306,7 @@ class LocalBackend:
                         break
                     if self.status(job)["phase"] not in ("Pending", "Running"):
                         rest = fh.read()
-                        for line in (pending + rest).splitlines():
+                        for line in ("".join(held) + rest).splitlines():
                             n += 1
                             if sink:
                                 sink(line)
