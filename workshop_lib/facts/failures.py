@@ -141,6 +141,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Call to posix_fallocate failed",
             r"insufficient shared memory \(shm\)",
             r"No space left on device.*?/dev/shm|/dev/shm.*No space left on device",
+            # torch's shared-memory tensor files are named /torch_<pid>_...: a DataLoader worker's
+            # batch that does not fit says so without the word /dev/shm (real run: a 256 KiB /dev/shm,
+            # tests/test_fault_injection.py); "unable to write to file" is older torch's wording.
+            r"unable to (allocate shared memory\(shm\)|write to file) for file </torch_",
+            r"unable to write to file </torch_",
+            # a DataLoader's queue creates POSIX semaphores in /dev/shm; when even those do not fit the
+            # error is a bare "OSError: [Errno 28] No space left on device" under this frame
+            r"= _multiprocessing\.SemLock\(",
         ),
         "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
         "buffers and DataLoader workers need much more.",
@@ -163,6 +171,21 @@ FAILURES: tuple[FailureSignature, ...] = (
         "checkpoint saves or evaluation legitimately take long.",
     ),
     FailureSignature(
+        "collective_timeout",
+        (
+            # gloo (CPU runs, and the CPU side of every job): the waiting rank's line; the rank it
+            # waits for is stopped, hung or far behind (tests/test_fault_injection.py: a SIGSTOPped rank)
+            r"Timed out waiting \d+ms for (recv|send) operation to complete",
+        ),
+        "A collective of the gloo backend did not finish within the process-group timeout: another rank "
+        "never reached it, because it hung (a deadlock, a stopped or swapped-out process, a stuck "
+        "filesystem read) or is far behind. The rank that printed this is the healthy one; the later "
+        "SIGTERM/SIGKILL of the other rank by torchrun is a consequence, not an out-of-memory kill.",
+        "Find the rank that did not print this line and look at what it was doing (`py-spy dump --pid "
+        "PID`, its last log lines); raise --distributed-timeout-minutes only if a long checkpoint save "
+        "or evaluation legitimately keeps other ranks waiting.",
+    ),
+    FailureSignature(
         "nccl_peer_connection_closed",
         (
             r"NCCL WARN socketProgress: Connection closed by remote peer",
@@ -179,8 +202,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "rendezvous_timeout",
         (
             r"DistStoreError: Timed out after \d+ seconds waiting for",
-            r"RendezvousTimeoutError",
-            r"RendezvousConnectionError",
+            r"(?<!raise )RendezvousTimeoutError",
+            r"(?<!raise )RendezvousConnectionError",
             r"Timed out initializing process group in store based barrier",
             r"DistStoreError: Socket Timeout",
             r"The client socket has timed out after",
@@ -230,6 +253,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "typically while loading a checkpoint or with too many DataLoader workers.",
         "Raise the pod's memory request/limit, lower --num-workers, and check `kubectl describe pod` "
         "for `OOMKilled`.",
+        # torchrun's own escalation: a worker that did not stop on SIGTERM (a hung or stopped rank,
+        # after another rank failed) is SIGKILLed 30 s later and reported as exitcode -9; no OOM.
+        unless=(r"Unable to shutdown process \d+ via \d+, forcefully exiting via 9",),
     ),
     # --- configuration ----------------------------------------------------------------------------
     FailureSignature(
@@ -237,6 +263,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"global batch size \(\d+\) is not divisible by micro batch size \(\d+\) times data parallel size",
             r"global batch size not divisible",
+            # the kit's trainer (workshop_lib/train/arguments.py finalize_parallel)
+            r"--global-batch-size \d+ is not divisible by --micro-batch-size \d+ x data-parallel size",
         ),
         "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
         "the global batch size does not divide.",
@@ -254,11 +282,33 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
+            # the kit's trainer (workshop_lib/train/arguments.py)
+            r"world size \d+ is not divisible by tensor x pipeline x context parallel",
+            r"is not divisible by --(tensor|pipeline|context|expert)-model-parallel-size \d+",
+            r"--num-layers \d+ does not split into \d+ pipeline stages",
+            r"--data-parallel-size \d+ does not match world size",
+            r"expert parallel \d+ x expert tensor parallel \d+ exceeds the \d+ ranks",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
         "layers vs pipeline stages, heads vs tensor parallel size).",
         "Pick sizes that divide: TP x PP x CP must divide the number of GPUs, layers must divide by "
         "PP (x virtual stages), heads and query groups by TP; `workshop plan --search` lists valid ones.",
+    ),
+    FailureSignature(
+        "model_config_invalid",
+        (
+            # the kit's trainer (workshop_lib/train/arguments.py): shape rules of the model itself
+            r"--hidden-size \d+ is not divisible by --num-attention-heads \d+",
+            r"--num-attention-heads \d+ is not divisible by --num-query-groups \d+",
+            r"--seq-length \d+ exceeds --max-position-embeddings \d+",
+            r"--moe-router-topk \d+ exceeds --num-experts \d+",
+        ),
+        "The model's own sizes do not fit together (hidden size vs attention heads, heads vs query "
+        "groups, sequence length vs position embeddings, router top-k vs experts); the trainer refused "
+        "to start.",
+        "Change the flags the line names: --hidden-size a multiple of --num-attention-heads, heads a "
+        "multiple of --num-query-groups, --max-position-embeddings >= --seq-length; `workshop plan` "
+        "checks a model before it runs.",
     ),
     # --- data -------------------------------------------------------------------------------------
     FailureSignature(
@@ -267,9 +317,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"bad header, cannot read",
             r"bad version, cannot read",
             r"Index file doesn'?t match expected format",
-            r"assert self\.sequence_lengths\.shape\[0\] == self\.document_indices\[-1\]",
+            # megatron-core's bare assert (0.16 spells it self.index.sequence_lengths...)
+            r"assert self\.(index\.)?sequence_lengths\.shape\[0\] == self\.(index\.)?document_indices\[-1\]",
             r"cannot mmap an empty file",
             r"mmap length is greater than file size",
+            # the kit's own index reader (workshop_lib/data/indexed.py), run by `workshop train` and
+            # every rank before megatron-core opens the files
+            r"\.idx: not a Megatron indexed dataset \(bad magic\)",
+            r"\.idx: truncated or corrupt index",
+            r"\.idx: unsupported index version",
+            r"\.bin: \d+ bytes but the index expects \d+",
+            r"\.bin: missing \(the \.idx is there\)",
         ),
         "The dataset's .idx/.bin pair is truncated, empty, or not in Megatron's MMapIndexedDataset "
         "format (an interrupted prep-data run, a copy that did not finish, or a merge that skipped "
@@ -279,7 +337,11 @@ FAILURES: tuple[FailureSignature, ...] = (
     ),
     FailureSignature(
         "dataset_path_missing",
-        (r"No such file or directory: '[^']*(_document)?\.(idx|bin)'", r"Index file does not exist"),
+        (
+            r"No such file or directory: '[^']*(_document)?\.(idx|bin)'",
+            r"Index file does not exist",
+            r"--data-path \S+: \S+\.(bin|idx) not found",  # the kit's trainer (train/data.py)
+        ),
         "--data-path points at files that do not exist in the pod.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
         "same path in every pod.",
@@ -291,12 +353,41 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"AssertionError: .*num_samples",
             r"[Nn]ot enough (samples|documents|tokens)",
             r"split .* (has|got) no (samples|documents)",
+            # the kit's trainer (workshop_lib/train/data.py check_split_plan)
+            r"--split .* leaves the \w+ split of .* less than one sequence",
+            r"--split .*: the train split is 0",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, or a split weight is 0 while evaluation asks "
         "for it.",
         "Use a larger corpus or smaller --seq-length; give every evaluated split a share of --split "
         "(e.g. 98,2,0 with --eval-iters > 0), or set --eval-iters 0 with --split 100,0,0.",
+    ),
+    FailureSignature(
+        "vocab_mismatch",
+        (
+            # CPU (gloo) runs: the embedding lookup of a token id >= the model's vocabulary
+            # (tests/test_fault_injection.py: data from the sample tokenizer, --vocab-size 1000)
+            r"IndexError: index out of range in self",
+        ),
+        "A token id in the data is larger than the model's vocabulary: the dataset was tokenized with "
+        "another (larger) tokenizer than the one given to training (--tokenizer-type/--tokenizer-model, "
+        "or a NullTokenizer --vocab-size that is too small).",
+        "Train with the tokenizer the data was prepared with (`workshop prep-data` records it in "
+        "dataset.json), or re-run prep-data with the training tokenizer; --vocab-size must be the "
+        "largest token id + 1.",
+    ),
+    FailureSignature(
+        "train_flags_invalid",
+        (
+            # any other refusal of the kit's trainer: one line with the cause and the fix, printed by
+            # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
+            r"workshop train: error: ",
+        ),
+        "The trainer refused its flags or inputs before training; the line says which flag or file and "
+        "how to fix it.",
+        "Do what the line says and start again; `python -m workshop_lib.train --help` lists the "
+        "supported flags.",
     ),
     # --- checkpoints ------------------------------------------------------------------------------
     FailureSignature(
@@ -306,7 +397,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Global shape mismatch for loaded",
             r"Error\(s\) in loading state_dict",
             r"(Missing|Unexpected) key\(s\) in state_dict",
-            r"CheckpointingException",
+            r"CheckpointingException: ",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
@@ -314,6 +405,32 @@ FAILURES: tuple[FailureSignature, ...] = (
         "checkpoints, the same TP/PP; convert with tools/checkpoint, or save in the torch_dist format "
         "(--ckpt-format torch_dist) which reshards on load; --no-load-optim --no-load-rng when only "
         "the weights are wanted.",
+    ),
+    FailureSignature(
+        "lr_schedule_mismatch",
+        (
+            # megatron-core's OptimizerParamScheduler on resume ("checkpointvalue" is its spelling)
+            r"OptimizerParamScheduler: class input value .* and checkpoint ?value .* do not match",
+            # `workshop train`'s own check of a resume, before any rank starts
+            r"give another learning-rate/weight-decay schedule than the checkpoint's",
+        ),
+        "The run resumes from a checkpoint whose learning-rate schedule (total iterations, warm-up, "
+        "decay, lr, min-lr) differs from these flags: megatron-core refuses to pick one silently "
+        "(e.g. --train-iters changed between the two runs).",
+        "Resume with the schedule flags of the first run, or pass --override-opt_param-scheduler to "
+        "take the new flags (--use-checkpoint-opt_param-scheduler keeps the checkpoint's schedule).",
+    ),
+    # --- storage ----------------------------------------------------------------------------------
+    FailureSignature(
+        "disk_full",
+        (
+            # after shm_too_small in this table: a line naming /dev/shm or torch's shm files is that
+            r"No space left on device",
+        ),
+        "A file system the run writes to is full (checkpoint --save folder, logs, data cache): the write "
+        "failed with ENOSPC and the checkpoint being written is incomplete.",
+        "Free space or point --save at a larger volume (`df -h DIR`); keep fewer checkpoints (`workshop "
+        "checkpoints DIR` shows their sizes); an incomplete iter_ folder is not what --load picks up.",
     ),
     # --- Triton -----------------------------------------------------------------------------------
     FailureSignature(
