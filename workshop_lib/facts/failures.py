@@ -162,6 +162,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NCCL communicator was aborted",
             r"ProcessGroupNCCL.*[Tt]imed? ?out",
             r"NCCL error:? .*timeout",
+            # the gloo backend's collective timeout (gloo/transport/tcp/unbound_buffer.cc)
+            r"Timed out waiting \d+ms for (?:recv|send) operation to complete",
         ),
         "A collective (all-reduce, all-gather...) did not finish within the process-group timeout: "
         "some rank is stuck or dead (a hang in another rank, a network fault, or a rank much slower "
@@ -169,21 +171,6 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Find the first failing rank in all pods' logs (`workshop logs`); check EFA health and "
         "security groups; raise NCCL_TIMEOUT / TORCH_DISTRIBUTED_TIMEOUT (e.g. 1800) only if "
         "checkpoint saves or evaluation legitimately take long.",
-    ),
-    FailureSignature(
-        "collective_timeout",
-        (
-            # gloo (CPU runs, and the CPU side of every job): the waiting rank's line; the rank it
-            # waits for is stopped, hung or far behind (tests/test_fault_injection.py: a SIGSTOPped rank)
-            r"Timed out waiting \d+ms for (recv|send) operation to complete",
-        ),
-        "A collective of the gloo backend did not finish within the process-group timeout: another rank "
-        "never reached it, because it hung (a deadlock, a stopped or swapped-out process, a stuck "
-        "filesystem read) or is far behind. The rank that printed this is the healthy one; the later "
-        "SIGTERM/SIGKILL of the other rank by torchrun is a consequence, not an out-of-memory kill.",
-        "Find the rank that did not print this line and look at what it was doing (`py-spy dump --pid "
-        "PID`, its last log lines); raise --distributed-timeout-minutes only if a long checkpoint save "
-        "or evaluation legitimately keeps other ranks waiting.",
     ),
     FailureSignature(
         "nccl_peer_connection_closed",
@@ -248,14 +235,18 @@ FAILURES: tuple[FailureSignature, ...] = (
     ),
     FailureSignature(
         "host_oom_killed",
-        (r"\bOOMKilled\b", r"exitcode\s*:\s*-9\b", r"Signal 9 \(SIGKILL\) received by PID"),
+        (
+            r"\bOOMKilled\b",
+            # torchrun's line for the first observed failure. Not its summary's "exitcode : -9" or
+            # "Signal 9 (SIGKILL) received by PID": those are also printed for a rank that hung and that
+            # torchrun itself SIGKILLed 30 s after another rank failed ("Unable to shutdown process N
+            # via 15, forcefully exiting via 9"; tests/test_fault_injection.py, a stopped rank).
+            r"failed \(exitcode: -9\)",
+        ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
         "Raise the pod's memory request/limit, lower --num-workers, and check `kubectl describe pod` "
         "for `OOMKilled`.",
-        # torchrun's own escalation: a worker that did not stop on SIGTERM (a hung or stopped rank,
-        # after another rank failed) is SIGKILLed 30 s later and reported as exitcode -9; no OOM.
-        unless=(r"Unable to shutdown process \d+ via \d+, forcefully exiting via 9",),
     ),
     # --- configuration ----------------------------------------------------------------------------
     FailureSignature(
