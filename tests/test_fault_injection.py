@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -59,15 +61,36 @@ def tiny_flags(data_path: str, **over: object) -> list[str]:
     return out
 
 
-def workshop_train(flags: list[str]) -> list[str]:
+def quiet_port() -> int:
+    """A free TCP port below the kernel's ephemeral range.
+
+    A port from ``bind(0)`` comes from the range every other process's outgoing connections use, so
+    on a busy machine it can be taken between the choice and torchrun's bind (EADDRINUSE, which the
+    suite then reads as a fault it did not inject). Ports below the range are only ever taken on
+    purpose.
+    """
+    rng = random.Random(time.monotonic_ns())
+    for _ in range(200):
+        port = rng.randrange(20000, 29000)
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    return free_port()
+
+
+def workshop_train(flags: list[str], port: int | None = None) -> list[str]:
     """The local path: ``workshop train`` (its checks, then torchrun)."""
-    return [sys.executable, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "2", "--", *flags]
+    return [sys.executable, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "2",
+            "--master-port", str(port or quiet_port()), "--", *flags]  # fmt: skip
 
 
 def torchrun(flags: list[str], *launch: str) -> list[str]:
     """The PyTorchJob's container command: torchrun straight into the trainer, no local checks."""
     if not any(a.startswith("--master-port") or a.startswith("--rdzv-endpoint") for a in launch):
-        launch = (*launch, f"--master-port={free_port()}")
+        launch = (*launch, f"--master-port={quiet_port()}")
     return [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node=2", *launch,
             "-m", "workshop_lib.train", *flags]  # fmt: skip
 
@@ -422,6 +445,17 @@ def test_killed_rank_is_named_as_a_kill(data, tmp_path):
     assert_diagnosed(log, "host_oom_killed", r"failed \(exitcode: -9\)")
 
 
+def test_master_port_in_use_is_named(data, tmp_path):
+    """Another process already listens on the master port (an earlier run still going)."""
+    port = quiet_port()
+    with socket.socket() as taken:
+        taken.bind(("0.0.0.0", port))
+        taken.listen()
+        log = tmp_path / "train.log"
+        assert run(workshop_train(tiny_flags(data), port=port), log) != 0
+    assert_diagnosed(log, "master_port_in_use", rf"port: {port}, .*EADDRINUSE")
+
+
 @pytest.fixture(scope="module")
 def lone_nodes(data, tmp_path_factory) -> dict[str, Path]:
     """Node 0 of a two-node job whose node 1 never comes: the PyTorchJob's static rendezvous and
@@ -435,7 +469,7 @@ def lone_nodes(data, tmp_path_factory) -> dict[str, Path]:
         "unresolved": Run(torchrun(flags, "--nnodes=2", "--node-rank=1", "--master-addr=master.invalid",
                                    "--rdzv-conf=timeout=5"), d / "unresolved.log"),
         "c10d": Run(torchrun(flags, "--nnodes=2", "--rdzv-backend=c10d",
-                             f"--rdzv-endpoint=127.0.0.1:{free_port()}", "--rdzv-conf=join_timeout=5"),
+                             f"--rdzv-endpoint=127.0.0.1:{quiet_port()}", "--rdzv-conf=join_timeout=5"),
                     d / "c10d.log"),
     }  # fmt: skip
     for r in runs.values():

@@ -203,6 +203,18 @@ FAILURES: tuple[FailureSignature, ...] = (
         "groups allow all traffic between the nodes.",
     ),
     FailureSignature(
+        "master_port_in_use",
+        (
+            # c10d's TCPStore server (torchrun's agent on the master node); real run: a port already
+            # listened on by another process (tests/test_fault_injection.py)
+            r"server socket has failed to listen on any local network address.*EADDRINUSE",
+        ),
+        "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
+        "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
+        "Stop the other run (`ss -ltnp | grep PORT` names it), or pick another --master-port; "
+        "`workshop train` without --master-port chooses a free one.",
+    ),
+    FailureSignature(
         "master_addr_unresolved",
         (
             r"Name or service not known",
