@@ -16,6 +16,7 @@ for a full disk and a tiny ``/dev/shm``); they are skipped where that is not all
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import random
@@ -118,8 +119,9 @@ class Run:
             assert time.monotonic() < deadline, f"no {pattern!r} in {timeout} s:\n{self.text()[-3000:]}"
             time.sleep(0.2)
 
-    def rank_pid(self, rank: int) -> int:
-        """The pid of the trainer process of ``rank`` (a torchrun worker of this run)."""
+    def _processes(self) -> list[tuple[int, bytes, dict[bytes, bytes]]]:
+        """(pid, command line, environment) of every process this run started, however deep."""
+        out = []
         for entry in Path("/proc").iterdir():
             if not entry.name.isdigit():
                 continue
@@ -130,20 +132,42 @@ class Run:
                 )
             except OSError:
                 continue
+            if env.get(b"FAULT_TAG") == self.tag.encode():
+                out.append((int(entry.name), cmd, env))
+        return out
+
+    def rank_pid(self, rank: int) -> int:
+        """The pid of the trainer process of ``rank`` (a torchrun worker of this run)."""
+        for pid, cmd, env in self._processes():
             if (
                 b"workshop_lib.train" in cmd
                 and b"torch.distributed.run" not in cmd
-                and env.get(b"FAULT_TAG") == self.tag.encode()
+                and b"workshop_lib.train.agent" not in cmd
                 and env.get(b"RANK") == str(rank).encode()
             ):
-                return int(entry.name)
+                return pid
         raise AssertionError(f"no rank {rank} process of this run")
+
+    def kill(self) -> None:
+        """SIGKILL everything this run started (found by its tag, in whatever process group)."""
+        for pid, _cmd, _env in self._processes():
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+
+    def __enter__(self) -> Run:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.proc.poll() is None or exc[0] is not None:
+            self.kill()  # a failed test leaves no rank behind (a stopped one would wait forever)
+            self.proc.wait()
+        self._fh.close()
 
     def wait(self, timeout: float = TIMEOUT) -> int:
         try:
             return self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(self.proc.pid, signal.SIGKILL)  # this run's own session, nobody else's
+            self.kill()
             self.proc.wait()
             raise AssertionError(f"still running after {timeout} s:\n{self.text()[-3000:]}") from None
         finally:
@@ -151,7 +175,8 @@ class Run:
 
 
 def run(cmd: list[str], log: Path, **kw) -> int:
-    return Run(cmd, log, **kw).wait()
+    with Run(cmd, log, **kw) as r:
+        return r.wait()
 
 
 def diagnose(log: Path) -> dict:
@@ -424,10 +449,10 @@ def test_stopped_rank_is_a_collective_timeout_not_an_oom(data, tmp_path):
     stopped rank and, 30 s later, SIGKILLs it (exitcode -9). The cause is the hang, not memory."""
     log = tmp_path / "train.log"
     flags = tiny_flags(data, **{"train-iters": 100000, "distributed-timeout-minutes": HANG_TIMEOUT_MINUTES})
-    r = Run(workshop_train(flags), log)
-    r.wait_for(r"iteration +2/")
-    os.kill(r.rank_pid(1), signal.SIGSTOP)
-    assert r.wait() == 1
+    with Run(workshop_train(flags), log) as r:
+        r.wait_for(r"iteration +2/")
+        os.kill(r.rank_pid(1), signal.SIGSTOP)
+        assert r.wait() == 1
     text = log.read_text()
     assert re.search(r"exitcode\s*:\s*-9", text)  # torchrun's report of its own SIGKILL
     report = assert_diagnosed(log, "nccl_timeout", r"Timed out waiting \d+ms for (recv|send) operation")
@@ -438,10 +463,10 @@ def test_killed_rank_is_named_as_a_kill(data, tmp_path):
     """Rank 1 is SIGKILLed mid-run (what the kernel's OOM killer does to a pod over its limit):
     the peer's broken connection is a consequence; torchrun's exitcode -9 is the cause."""
     log = tmp_path / "train.log"
-    r = Run(workshop_train(tiny_flags(data, **{"train-iters": 100000})), log)
-    r.wait_for(r"iteration +2/")
-    os.kill(r.rank_pid(1), signal.SIGKILL)
-    assert r.wait() != 0
+    with Run(workshop_train(tiny_flags(data, **{"train-iters": 100000})), log) as r:
+        r.wait_for(r"iteration +2/")
+        os.kill(r.rank_pid(1), signal.SIGKILL)
+        assert r.wait() != 0
     assert_diagnosed(log, "host_oom_killed", r"failed \(exitcode: -9\)")
 
 
@@ -472,8 +497,12 @@ def lone_nodes(data, tmp_path_factory) -> dict[str, Path]:
                              f"--rdzv-endpoint=127.0.0.1:{quiet_port()}", "--rdzv-conf=join_timeout=5"),
                     d / "c10d.log"),
     }  # fmt: skip
-    for r in runs.values():
-        assert r.wait() != 0
+    try:
+        for r in runs.values():
+            assert r.wait() != 0
+    finally:
+        for r in runs.values():
+            r.__exit__(None, None, None)
     return {name: r.log for name, r in runs.items()}
 
 
