@@ -380,18 +380,6 @@ FAILURES: tuple[FailureSignature, ...] = (
         "dataset.json), or re-run prep-data with the training tokenizer; --vocab-size must be the "
         "largest token id + 1.",
     ),
-    FailureSignature(
-        "train_flags_invalid",
-        (
-            # any other refusal of the kit's trainer: one line with the cause and the fix, printed by
-            # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
-            r"workshop train: error: ",
-        ),
-        "The trainer refused its flags or inputs before training; the line says which flag or file and "
-        "how to fix it.",
-        "Do what the line says and start again; `python -m workshop_lib.train --help` lists the "
-        "supported flags.",
-    ),
     # --- checkpoints ------------------------------------------------------------------------------
     FailureSignature(
         "checkpoint_mismatch",
@@ -523,6 +511,21 @@ FAILURES: tuple[FailureSignature, ...] = (
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
         "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs.",
+    ),
+    # --- the kit's trainer: any other refusal ------------------------------------------------------
+    FailureSignature(
+        "train_flags_invalid",
+        (
+            # any other refusal of the kit's trainer (last in the table, so that a refusal naming a
+            # known cause, such as a changed schedule on resume, gets that cause's label): one line
+            # with the cause and the fix, printed by
+            # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
+            r"workshop train: error: ",
+        ),
+        "The trainer refused its flags or inputs before training; the line says which flag or file and "
+        "how to fix it.",
+        "Do what the line says and start again; `python -m workshop_lib.train --help` lists the "
+        "supported flags.",
     ),
 )
 
