@@ -387,6 +387,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Error\(s\) in loading state_dict",
             r"(Missing|Unexpected) key\(s\) in state_dict",
             r"CheckpointingException: ",
+            # the kit's trainer comparing the flags saved with the checkpoint before loading it
+            r"the flags describe another model than the checkpoint",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
