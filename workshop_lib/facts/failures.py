@@ -228,6 +228,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Call to posix_fallocate failed",
             r"insufficient shared memory \(shm\)",
             r"No space left on device.*?/dev/shm|/dev/shm.*No space left on device",
+            # torch's shared-memory tensor files are named /torch_<pid>_...: a DataLoader worker's
+            # batch that does not fit says so without the word /dev/shm (real run: a 256 KiB /dev/shm,
+            # tests/test_fault_injection.py); "unable to write to file" is older torch's wording.
+            r"unable to (allocate shared memory\(shm\)|write to file) for file </torch_",
+            r"unable to write to file </torch_",
+            # a DataLoader's queue creates POSIX semaphores in /dev/shm; when even those do not fit the
+            # error is a bare "OSError: [Errno 28] No space left on device" under this frame
+            r"= _multiprocessing\.SemLock\(",
         ),
         "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
         "buffers and DataLoader workers need much more.",
@@ -274,8 +282,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "rendezvous_timeout",
         (
             r"DistStoreError: Timed out after \d+ seconds waiting for",
-            r"RendezvousTimeoutError",
-            r"RendezvousConnectionError",
+            r"(?<!raise )RendezvousTimeoutError",
+            r"(?<!raise )RendezvousConnectionError",
             r"Timed out initializing process group in store based barrier",
             r"DistStoreError: Socket Timeout",
             r"The client socket has timed out after",
@@ -289,6 +297,18 @@ FAILURES: tuple[FailureSignature, ...] = (
         "point at the master service, `hostNetwork: true` where EFA is used, and that security "
         "groups allow all traffic between the nodes.",
         role="symptom",
+    ),
+    FailureSignature(
+        "master_port_in_use",
+        (
+            # c10d's TCPStore server (torchrun's agent on the master node); real run: a port already
+            # listened on by another process (tests/test_fault_injection.py)
+            r"server socket has failed to listen on any local network address.*EADDRINUSE",
+        ),
+        "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
+        "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
+        "Stop the other run (`ss -ltnp | grep PORT` names it), or pick another --master-port; "
+        "`workshop train` without --master-port chooses a free one.",
     ),
     FailureSignature(
         "master_addr_unresolved",
@@ -339,6 +359,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "typically while loading a checkpoint or with too many DataLoader workers.",
         "Raise the pod's memory request/limit, lower --num-workers, and check `kubectl describe pod` "
         "for `OOMKilled`.",
+        # torchrun's own escalation: a rank that hung (or was stopped) after another rank failed does
+        # not end on SIGTERM and is SIGKILLed 30 s later, then reported with exitcode -9 like an OOM
+        # kill (tests/test_fault_injection.py, a stopped rank). Caveat: this drops the label for the
+        # whole log; a real OOM kill followed by such an escalation of other ranks needs the pids paired.
+        unless=(r"Unable to shutdown process \d+ via \d+, forcefully exiting via 9",),
     ),
     # --- configuration ----------------------------------------------------------------------------
     FailureSignature(
@@ -346,6 +371,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"global batch size \(\d+\) is not divisible by micro batch size \(\d+\) times data parallel size",
             r"global batch size not divisible",
+            # the kit's trainer (workshop_lib/train/arguments.py finalize_parallel)
+            r"--global-batch-size \d+ is not divisible by --micro-batch-size \d+ x data-parallel size",
             # DeepSpeed's config check (deepspeed/runtime/config.py _batch_assertion), all versions;
             # a wrapped rich traceback keeps only the first words on the line,
             r"train_batch_size is not equal to micro_batch_per_gpu \* gradient_acc_step \* world_size",
@@ -370,6 +397,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
+            # the kit's trainer (workshop_lib/train/arguments.py)
+            r"world size \d+ is not divisible by tensor x pipeline x context parallel",
+            r"is not divisible by --(tensor|pipeline|context|expert)-model-parallel-size \d+",
+            r"--num-layers \d+ does not split into \d+ pipeline stages",
+            r"--data-parallel-size \d+ does not match world size",
+            r"expert parallel \d+ x expert tensor parallel \d+ exceeds the \d+ ranks",
             # megatron-core (parallel_state.py), DeepSpeed, vLLM and other trainers' wordings
             r"world[_ ]size:? \(?\d+\)? is not divisible by",
             r"[Ww]orld size \d+ must be divisible by the product of",
@@ -382,6 +415,22 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Pick sizes that divide: TP x PP x CP must divide the number of GPUs, layers must divide by "
         "PP (x virtual stages), heads and query groups by TP; `workshop plan --search` lists valid ones.",
     ),
+    FailureSignature(
+        "model_config_invalid",
+        (
+            # the kit's trainer (workshop_lib/train/arguments.py): shape rules of the model itself
+            r"--hidden-size \d+ is not divisible by --num-attention-heads \d+",
+            r"--num-attention-heads \d+ is not divisible by --num-query-groups \d+",
+            r"--seq-length \d+ exceeds --max-position-embeddings \d+",
+            r"--moe-router-topk \d+ exceeds --num-experts \d+",
+        ),
+        "The model's own sizes do not fit together (hidden size vs attention heads, heads vs query "
+        "groups, sequence length vs position embeddings, router top-k vs experts); the trainer refused "
+        "to start.",
+        "Change the flags the line names: --hidden-size a multiple of --num-attention-heads, heads a "
+        "multiple of --num-query-groups, --max-position-embeddings >= --seq-length; `workshop plan` "
+        "checks a model before it runs.",
+    ),
     # --- data -------------------------------------------------------------------------------------
     FailureSignature(
         "dataset_index_corrupt",
@@ -389,9 +438,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"bad header, cannot read",
             r"bad version, cannot read",
             r"Index file doesn'?t match expected format",
-            r"assert self\.sequence_lengths\.shape\[0\] == self\.document_indices\[-1\]",
+            # megatron-core's bare assert (0.16 spells it self.index.sequence_lengths...)
+            r"assert self\.(index\.)?sequence_lengths\.shape\[0\] == self\.(index\.)?document_indices\[-1\]",
             r"cannot mmap an empty file",
             r"mmap length is greater than file size",
+            # the kit's own index reader (workshop_lib/data/indexed.py), run by `workshop train` and
+            # every rank before megatron-core opens the files
+            r"\.idx: not a Megatron indexed dataset \(bad magic\)",
+            r"\.idx: truncated or corrupt index",
+            r"\.idx: unsupported index version",
+            r"\.bin: \d+ bytes but the index expects \d+",
+            r"\.bin: missing \(the \.idx is there\)",
             # numpy's view of a truncated .bin/.idx (np.frombuffer with an offset past the end)
             r"offset must be non-negative and no greater than buffer length",
         ),
@@ -406,6 +463,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"No such file or directory: '[^']*(_document)?\.(idx|bin)'",
             r"Index file does not exist",
+            r"--data-path \S+: \S+\.(bin|idx) not found",  # the kit's trainer (train/data.py)
             # older Megatron (megatron/data/indexed_dataset.py) prints this and returns None
             r"Dataset does not exist: \S+",
             r"Path should be a basename that both \.idx and \.bin can be appended",
@@ -421,6 +479,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"AssertionError: .*num_samples",
             r"[Nn]ot enough (samples|documents|tokens)",
             r"split .* (has|got) no (samples|documents)",
+            # the kit's trainer (workshop_lib/train/data.py check_split_plan)
+            r"--split .* leaves the \w+ split of .* less than one sequence",
+            r"--split .*: the train split is 0",
             # other trainers' wording of an empty split
             r"[Ss]plitter returned no (?:training|validation|test) samples",
             r"num samples is empty",
@@ -433,6 +494,20 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Use a larger corpus or smaller --seq-length; give every evaluated split a share of --split "
         "(e.g. 98,2,0 with --eval-iters > 0), or set --eval-iters 0 with --split 100,0,0.",
     ),
+    FailureSignature(
+        "vocab_mismatch",
+        (
+            # CPU (gloo) runs: the embedding lookup of a token id >= the model's vocabulary
+            # (tests/test_fault_injection.py: data from the sample tokenizer, --vocab-size 1000)
+            r"IndexError: index out of range in self",
+        ),
+        "A token id in the data is larger than the model's vocabulary: the dataset was tokenized with "
+        "another (larger) tokenizer than the one given to training (--tokenizer-type/--tokenizer-model, "
+        "or a NullTokenizer --vocab-size that is too small).",
+        "Train with the tokenizer the data was prepared with (`workshop prep-data` records it in "
+        "dataset.json), or re-run prep-data with the training tokenizer; --vocab-size must be the "
+        "largest token id + 1.",
+    ),
     # --- checkpoints ------------------------------------------------------------------------------
     FailureSignature(
         "checkpoint_mismatch",
@@ -441,7 +516,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Global shape mismatch for loaded",
             r"Error\(s\) in loading state_dict",
             r"(Missing|Unexpected) key\(s\) in state_dict",
-            r"CheckpointingException",
+            r"CheckpointingException: ",
+            # the kit's trainer comparing the flags saved with the checkpoint before loading it
+            r"the flags describe another model than the checkpoint",
             # Meta's llama loader (a checkpoint saved for another model-parallel size)
             r"Loading a checkpoint for MP=\d+ but world size is \d+",
         ),
@@ -451,6 +528,36 @@ FAILURES: tuple[FailureSignature, ...] = (
         "checkpoints, the same TP/PP; convert with tools/checkpoint, or save in the torch_dist format "
         "(--ckpt-format torch_dist) which reshards on load; --no-load-optim --no-load-rng when only "
         "the weights are wanted.",
+    ),
+    FailureSignature(
+        "lr_schedule_mismatch",
+        (
+            # megatron-core's OptimizerParamScheduler on resume ("checkpointvalue" is its spelling)
+            r"OptimizerParamScheduler: class input value .* and checkpoint ?value .* do not match",
+            # `workshop train`'s own check of a resume, before any rank starts
+            r"give another learning-rate/weight-decay schedule than the checkpoint's",
+        ),
+        "The run resumes from a checkpoint whose learning-rate schedule (total iterations, warm-up, "
+        "decay, lr, min-lr) differs from these flags: megatron-core refuses to pick one silently "
+        "(e.g. --train-iters changed between the two runs).",
+        "Resume with the schedule flags of the first run, or pass --override-opt_param-scheduler to "
+        "take the new flags (--use-checkpoint-opt_param-scheduler keeps the checkpoint's schedule).",
+    ),
+    # --- storage ----------------------------------------------------------------------------------
+    FailureSignature(
+        "disk_full",
+        (
+            # after shm_too_small in this table: a line naming /dev/shm or torch's shm files is that
+            r"No space left on device",
+            # torch.save's zip writer on a full disk (the same run, other timing: the write that fails
+            # is inside a tensor file, and torch reports where the file ended, not ENOSPC)
+            r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
+            r"PytorchStreamWriter failed writing file",
+        ),
+        "A file system the run writes to is full (checkpoint --save folder, logs, data cache): the write "
+        "failed with ENOSPC and the checkpoint being written is incomplete.",
+        "Free space or point --save at a larger volume (`df -h DIR`); keep fewer checkpoints (`workshop "
+        "checkpoints DIR` shows their sizes); an incomplete iter_ folder is not what --load picks up.",
     ),
     # --- Triton -----------------------------------------------------------------------------------
     FailureSignature(
@@ -587,6 +694,21 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
         "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs.",
         unless=(r"Successfully assigned \S+ to",),
+    ),
+    # --- the kit's trainer: any other refusal ------------------------------------------------------
+    FailureSignature(
+        "train_flags_invalid",
+        (
+            # any other refusal of the kit's trainer (last in the table, so that a refusal naming a
+            # known cause, such as a changed schedule on resume, gets that cause's label): one line
+            # with the cause and the fix, printed by
+            # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
+            r"workshop train: error: ",
+        ),
+        "The trainer refused its flags or inputs before training; the line says which flag or file and "
+        "how to fix it.",
+        "Do what the line says and start again; `python -m workshop_lib.train --help` lists the "
+        "supported flags.",
     ),
 )
 

@@ -144,7 +144,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="default: nccl on GPUs, gloo on CPU",
     )
-    g.add_argument("--distributed-timeout-minutes", type=int, default=10)
+    g.add_argument(
+        "--distributed-timeout-minutes",
+        type=float,  # Megatron-LM's is an int; a fraction (0.1 = 6 s) lets a test see a hang time out
+        default=10,
+        help="collective timeout; fractions allowed (0.1 = 6 s)",
+    )
 
     g = p.add_argument_group("training")
     g.add_argument("--micro-batch-size", type=int, default=1)
