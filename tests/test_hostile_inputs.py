@@ -27,13 +27,15 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[1]
 GIB = 1 << 30
-# The child runs ``workshop`` in-process and reports its own peak RSS on stderr (getrusage of the
-# parent would mix in every earlier child of the test session).
+# The child runs ``workshop`` in-process and reports its own peak RSS on stderr: VmHWM of its own
+# address space. (getrusage's ru_maxrss survives fork and exec, so a child of a test session that has
+# loaded torch would report the session's size, and getrusage of the parent mixes in every child.)
 _CHILD = (
-    "import resource, sys\n"
+    "import sys\n"
     "from workshop_lib.cli import main\n"
     "rc = main(sys.argv[1:])\n"
-    "sys.stderr.write(f'\\nPEAK_RSS_KB {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}\\n')\n"
+    "hwm = next(l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:'))\n"
+    "sys.stderr.write(f'\\nPEAK_RSS_KB {hwm}\\n')\n"
     "sys.exit(rc)\n"
 )
 

@@ -446,6 +446,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # every rank before megatron-core opens the files
             r"\.idx: not a Megatron indexed dataset \(bad magic\)",
             r"\.idx: truncated or corrupt index",
+            r"\.idx: corrupt index: ",  # the kit's own full check of an index (data.indexed)
             r"\.idx: unsupported index version",
             r"\.bin: \d+ bytes but the index expects \d+",
             r"\.bin: missing \(the \.idx is there\)",

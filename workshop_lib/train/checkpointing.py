@@ -351,7 +351,7 @@ def _show(flag: str, value) -> str:
     return f"{flag} {value}"
 
 
-def check_model_flags(args: argparse.Namespace, start: Start) -> None:
+def check_model_flags(args: argparse.Namespace, start: Start, vocab_size: int | None = None) -> None:
     """Refuse, before any step, flags that describe another model than the checkpoint holds.
 
     Names the first flag that differs and its value in the checkpoint, which is what a user needs
@@ -374,13 +374,17 @@ def check_model_flags(args: argparse.Namespace, start: Start) -> None:
                 f"{start.root}: the flags describe another model than the checkpoint: {_show(flag, ours)} "
                 f"here, {_show(flag, theirs)} in the checkpoint ({start.source}); use the checkpoint's model flags"
             )
+    # The padding may differ (a model imported for TP=1 trained at TP=2): megatron-core loads the
+    # embedding and output rows with allow_shape_mismatch. What must hold is that every token id the
+    # tokenizer can produce has a row in the checkpoint.
     theirs = start.saved.get("padded_vocab_size")
-    if theirs and args.padded_vocab_size != theirs:
+    ours = vocab_size or getattr(args, "vocab_size", None) or 0
+    if theirs and ours > theirs:
         raise UsageError(
-            f"{start.root}: the padded vocabulary is {args.padded_vocab_size} rows here (tokenizer or "
-            f"--vocab-size, padded to --make-vocab-size-divisible-by x TP) but {theirs} in the checkpoint "
-            f"({start.source}); use the model's tokenizer and its --vocab-size"
-            + (f" {start.vocab_size}" if start.vocab_size else "")
+            f"{start.root}: the vocabulary here has {ours} tokens (tokenizer or --vocab-size) but the "
+            f"checkpoint's embedding has {theirs} rows ({start.source}); ids past {theirs - 1} would have no "
+            "trained embedding: use the model's tokenizer"
+            + (f" and its --vocab-size {start.vocab_size}" if start.vocab_size else "")
         )
 
 
@@ -406,11 +410,18 @@ def check_shapes(model, start: Start) -> None:
                     f"{start.ckpt}: has no tensor {st.key} that these flags build ({_hint(st.key)}); "
                     "use the checkpoint's model flags"
                 )
-            if tuple(got.global_shape) != tuple(st.global_shape):
+            got_shape, want = tuple(got.global_shape), tuple(st.global_shape)
+            if st.key.endswith(_VOCAB_ROWS):  # padded rows may differ (see check_model_flags)
+                got_shape, want = got_shape[1:], want[1:]
+            if got_shape != want:
                 raise UsageError(
                     f"{start.ckpt}: {st.key} is {tuple(got.global_shape)} in the checkpoint but "
                     f"{tuple(st.global_shape)} with these flags ({_hint(st.key)})"
                 )
+
+
+# Tensors whose first dimension is the padded vocabulary (loaded with allow_shape_mismatch).
+_VOCAB_ROWS = ("embedding.word_embeddings.weight", "output_layer.weight")
 
 
 def _hint(key: str) -> str:

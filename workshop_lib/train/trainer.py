@@ -235,7 +235,12 @@ class Trainer:
             ) from None
         args.padded_vocab_size = model.padded_vocab_size(self.tokenizer.vocab_size, args)
         if start:
-            checkpointing.check_model_flags(args, start)
+            checkpointing.check_model_flags(
+                args,
+                start,
+                # NullTokenizer counts its EOD past --vocab-size (Megatron's N + 1); the model has N
+                args.vocab_size if args.tokenizer_type == "NullTokenizer" else self.tokenizer.vocab_size,
+            )
         if not args.mock_data:
             summary = data.check_split_plan(args)
         _print_rank0(
