@@ -120,6 +120,25 @@ def write_output(path: str | os.PathLike[str], text: str, flag: str) -> Path:
         raise output_error(path, flag, exc) from None
 
 
+def ensure_parent_dir(
+    path: str | os.PathLike[str], flag: str, shown: str | os.PathLike[str] | None = None
+) -> Path:
+    """Create the folder ``path`` will be written in and check this user may write there, before any
+    work is done; an unusable folder is one UsageError naming ``flag`` (and ``shown``, what the user
+    typed, when it differs from ``path``)."""
+    parent = Path(path).parent
+    what = shown if shown is not None else path
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(
+            f"{flag} {what}: cannot create the folder {parent} ({exc.strerror}); choose a writable path"
+        ) from None
+    if not os.access(parent, os.W_OK | os.X_OK):
+        raise UsageError(f"{flag} {what}: the folder {parent} is not writable; choose a writable path")
+    return parent
+
+
 def ensure_output_dir(path: str | os.PathLike[str], flag: str) -> Path:
     """Create the output directory ``path`` and prove it writable (a probe file), before any work."""
     p = Path(path)

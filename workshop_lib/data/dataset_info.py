@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from ..errors import UsageError
-from ..fsutil import atomic_write_text
+from ..fsutil import atomic_write_text, ensure_parent_dir
 from ..paths import RunDir
 
 KEYS = ("data_path", "tokenizer_type", "tokenizer_model", "vocab_size", "eod_token_id", "documents", "tokens")
@@ -32,14 +32,7 @@ def check_dataset_info_target(target: str | os.PathLike[str]) -> Path:
     path = _info_path(target)
     if path.is_dir():
         raise UsageError(f"--dataset-info {target}: {path} is a directory; name a .json file or a run folder")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--dataset-info {target}: cannot create {path.parent} ({exc.strerror}); choose a writable path"
-        ) from None
-    if not os.access(path.parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--dataset-info {target}: {path.parent} is not writable; choose a writable path")
+    ensure_parent_dir(path, "--dataset-info", shown=target)
     return path
 
 

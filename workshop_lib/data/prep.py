@@ -38,6 +38,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..errors import UsageError
+from ..fsutil import ensure_parent_dir
 from .indexed import IndexedDatasetWriter, optimal_dtype
 from .reader import (
     MAX_LINE_BYTES,
@@ -395,19 +396,7 @@ def check_output_prefix(output_prefix: str | Path) -> Path:
             f"--output-prefix {text!r}: holds whitespace, but Megatron's --data-path is split on "
             "spaces, so training could not name this dataset; use a prefix without spaces"
         )
-    out_dir = Path(text).parent
-    try:
-        out_dir.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--output-prefix {text}: cannot create the folder {out_dir} ({exc.strerror}); "
-            "choose a folder you can write to"
-        ) from None
-    if not os.access(out_dir, os.W_OK | os.X_OK):
-        raise UsageError(
-            f"--output-prefix {text}: the folder {out_dir} is not writable; choose a folder you can write to"
-        )
-    return out_dir
+    return ensure_parent_dir(text, "--output-prefix")
 
 
 def _make_stage_dir(out_dir: Path) -> tuple[Path, int]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..fsutil import ensure_parent_dir
 from .parse import CONTRACT_KEYS, ParsedLog, smooth
 
 # Megatron's TensorBoard tags -> our columns (seconds are converted to ms where needed).
@@ -54,14 +55,7 @@ def check_plot_out(out: str | os.PathLike[str]) -> str:
     target = Path(out)
     if target.is_dir():
         raise UsageError(f"--out {out}: is a directory; name the image file to write (e.g. {out}/loss.png)")
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise UsageError(
-            f"--out {out}: cannot create the folder {target.parent} ({exc.strerror}); choose a writable path"
-        ) from None
-    if not os.access(target.parent, os.W_OK | os.X_OK):
-        raise UsageError(f"--out {out}: the folder {target.parent} is not writable; choose a writable path")
+    ensure_parent_dir(target, "--out", shown=out)
     return suffix
 
 
