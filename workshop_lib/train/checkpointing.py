@@ -259,7 +259,7 @@ class Start:
     kind: str  # "resume" | "pretrained"
     root: Path
     ckpt: Path
-    saved: dict  # the checkpoint's model flags (dest name -> value), possibly empty
+    saved: dict  # every flag the checkpoint records (dest name -> value), possibly empty
     source: str  # where ``saved`` was read from, for messages
     vocab_size: int | None  # the model's (unpadded) vocabulary, when the checkpoint says it
 
@@ -301,8 +301,9 @@ def resolve_start(args: argparse.Namespace) -> Start | None:
 
 
 def _saved_model_flags(root: Path, ckpt: Path) -> tuple[dict, str, int | None]:
-    """The model flags a checkpoint was made with: ``workshop_model.json`` (import-hf) or the ``args``
-    the trainer stores in every checkpoint's common state."""
+    """The flags a checkpoint was made with, read once for every later use (shape checks, evaluate):
+    ``workshop_model.json`` (import-hf, defaults filled) or the ``args`` the trainer stores in every
+    checkpoint's common state."""
     import json
 
     meta = root / MODEL_META
@@ -316,8 +317,7 @@ def _saved_model_flags(root: Path, ckpt: Path) -> tuple[dict, str, int | None]:
             flags = [str(t) for t in doc["megatron_flags"]]
         except (ValueError, KeyError, TypeError) as exc:
             raise UsageError(f"{meta}: not a model description ({exc}); re-run workshop import-hf") from None
-        ns = model_namespace(flags)
-        saved = {k: getattr(ns, k, None) for k, _ in SHAPE_FLAGS}
+        saved = vars(model_namespace(flags))
         if doc.get("padded_vocab_size"):
             saved["padded_vocab_size"] = int(doc["padded_vocab_size"])
         vocab = doc.get("vocab_size")
@@ -328,11 +328,8 @@ def _saved_model_flags(root: Path, ckpt: Path) -> tuple[dict, str, int | None]:
         common = dist_checkpointing.load_common_state_dict(str(ckpt))
     except Exception:  # noqa: BLE001 - a checkpoint without common state: the shape check still runs
         return {}, str(ckpt), None
-    saved_args = common.get("args") or {}
-    saved = {k: saved_args[k] for k, _ in SHAPE_FLAGS if k in saved_args}
-    if "padded_vocab_size" in saved_args:
-        saved["padded_vocab_size"] = saved_args["padded_vocab_size"]
-    vocab = saved_args.get("vocab_size")
+    saved = dict(common.get("args") or {})
+    vocab = saved.get("vocab_size")
     return saved, f"{ckpt} (the flags saved with it)", int(vocab) if isinstance(vocab, int) else None
 
 

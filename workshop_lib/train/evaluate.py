@@ -35,23 +35,15 @@ def _model_args(start) -> argparse.Namespace:
     """Every flag of the checkpoint's model, defaults filled, for one CPU/GPU process."""
     from . import checkpointing
 
-    meta = start.root / checkpointing.MODEL_META
-    if meta.is_file():
-        doc = json.loads(meta.read_text(encoding="utf-8"))
-        ns = checkpointing.model_namespace([str(t) for t in doc["megatron_flags"]])
-    else:
-        from megatron.core import dist_checkpointing
-
-        saved = (dist_checkpointing.load_common_state_dict(str(start.ckpt)) or {}).get("args") or {}
-        if not saved.get("num_layers"):
-            raise UsageError(
-                f"{start.ckpt}: the checkpoint does not record its model flags (no {checkpointing.MODEL_META} "
-                "beside it and no saved args); it was not written by workshop train or import-hf"
-            )
-        ns = checkpointing.model_namespace([])
-        for key, value in saved.items():
-            if hasattr(ns, key):
-                setattr(ns, key, value)
+    if not start.saved.get("num_layers"):
+        raise UsageError(
+            f"{start.ckpt}: the checkpoint does not record its model flags (no {checkpointing.MODEL_META} "
+            "beside it and no saved args); it was not written by workshop train or import-hf"
+        )
+    ns = checkpointing.model_namespace([])
+    for key, value in start.saved.items():
+        if hasattr(ns, key):
+            setattr(ns, key, value)
     # One process, no parallelism, no dropout, full precision on the CPU.
     for key, value in (
         ("tensor_model_parallel_size", 1),
@@ -157,15 +149,7 @@ def trained_seq_length(load: str | os.PathLike[str]) -> int | None:
 
     with _quiet():
         start = checkpointing.resolve_start(argparse.Namespace(load=str(load), pretrained_checkpoint=None))
-        if start is None or (start.root / checkpointing.MODEL_META).is_file():
-            return None
-        from megatron.core import dist_checkpointing
-
-        try:
-            saved = (dist_checkpointing.load_common_state_dict(str(start.ckpt)) or {}).get("args") or {}
-        except Exception:  # noqa: BLE001 - unreadable common state: no recorded length
-            return None
-    value = saved.get("seq_length")
+    value = start.saved.get("seq_length") if start else None
     return int(value) if isinstance(value, int) and value > 0 else None
 
 
