@@ -26,7 +26,7 @@ def _exercise():
 def _run(answer):
     exercise, check_cell = _exercise()
     ns: dict = {}
-    exec("from workshop_lib.launch import check\n" + exercise, ns)  # noqa: S102 - the notebook's own cells
+    exec("from workshop_lib.launch import api as launch\n" + exercise, ns)  # noqa: S102 - the notebook's own cells
     ns["my_answer"] = answer
     exec(check_cell, ns)  # noqa: S102
 

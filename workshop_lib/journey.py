@@ -130,7 +130,7 @@ def summarise(run: RunDir) -> dict[str, Any]:
     summary: dict[str, Any] = {"run_dir": str(run.root)}
 
     if run.dataset_info.exists():
-        from .data.dataset_info import read_dataset_info
+        from .handover import read_dataset_info
 
         info = read_dataset_info(run)
         summary["dataset"] = {k: info.get(k) for k in ("data_path", "documents", "tokens", "vocab_size")}
@@ -139,9 +139,9 @@ def summarise(run: RunDir) -> dict[str, Any]:
 
     summary["plan"] = None
     if run.job_yaml.exists():
-        from .plan.jobfile import load_job_yaml
+        from .handover import read_job_yaml
 
-        job = load_job_yaml(run.job_yaml) or {}
+        job = read_job_yaml(run) or {}
         args = job.get("args") or {}
         plan: dict[str, Any] = {
             "instance_type": job.get("instance_type"),

@@ -1,16 +1,29 @@
 """Where things live: the shipped sample data and the run directory that links the notebooks.
 
 Each notebook hands the next what it needs through files under one run directory
-(``runs/workshop`` by default, or ``$WORKSHOP_RUN_DIR``), so any notebook can be re-run alone:
+(``runs/workshop`` at the repository root by default, or ``$WORKSHOP_RUN_DIR``), so any notebook can
+be re-run alone. :class:`RunDir` is the one place that names a path under it; what the hand-over
+files hold, and the one reader and writer of each, are in ``workshop_lib/handover.py``.
 
 =====================================  ==========================================
 ``<run>/data/``                        01's indexed datasets (domain, replay, held-out) and ``dataset.json``
 ``<run>/plan/job.yaml``                02's chosen config as the launch job YAML
 ``<run>/base/``                        03's import of the base model (``workshop import-hf``)
-``<run>/train/``                       03's logs (``train.log``) and ``checkpoints/``
+``<run>/train/``                       03's log (``train.log``), ``checkpoints/`` and ``tensorboard/``
 ``<run>/monitor/``                     04's plots, reports and ``evaluation.json``
 ``<run>/export/hf/``                   04's export of the trained model (``workshop export-hf``)
 =====================================  ==========================================
+
+Two names for a dataset, never mixed:
+
+* an **output prefix** (``<run>/data/techpulse``) is what ``workshop prep-data --output-prefix``
+  takes; prep-data writes ``{output prefix}_{key}_document.bin/.idx`` for each JSON key;
+* a **data path** (``<run>/data/techpulse_text_document``) is one dataset as Megatron's
+  ``--data-path`` names it, the file name without ``.bin``/``.idx``; ``dataset.json``'s
+  ``data_path``, ``blend``, ``replay`` and ``heldout`` all hold data paths.
+
+:func:`data_path_for` turns the first into the second; ``workshop blend`` and ``workshop evaluate``
+take data paths (the CLI of ``blend`` also accepts an output prefix, and says so).
 """
 
 from __future__ import annotations
@@ -32,47 +45,59 @@ SAMPLE_HELDOUT = {
     "domain": DATA_DIR / "techpulse_heldout.jsonl",
     "general": DATA_DIR / "general_heldout.jsonl",
 }
+# Shipped example logs and nvidia-smi samples that notebook 04 illustrates with (data/examples/README.md).
+EXAMPLES_DIR = DATA_DIR / "examples"
 DEFAULT_RUN_DIR = Path(os.environ.get("WORKSHOP_RUN_DIR", REPO_ROOT / "runs" / "workshop"))
+
+# The output prefixes notebook 01 gives prep-data, by dataset (under ``<run>/data``).
+_OUTPUT_NAMES = {
+    "domain": "techpulse",
+    "general": "general",
+    "heldout_domain": "techpulse_heldout",
+    "heldout_general": "general_heldout",
+}
+
+
+def data_path_for(output_prefix: str | os.PathLike[str], key: str = "text") -> str:
+    """``{output prefix}_{key}_document``: the data path prep-data (and Megatron-LM's
+    ``tools/preprocess_data.py``) writes for one JSON key."""
+    return f"{output_prefix}_{key}_document"
 
 
 @dataclass(frozen=True)
 class RunDir:
-    """The files one workshop run passes from notebook to notebook."""
+    """The files one workshop run passes from notebook to notebook: every path under it is named here."""
 
     root: Path = DEFAULT_RUN_DIR
 
+    @classmethod
+    def at(cls, run_dir: str | os.PathLike[str] | RunDir | None = None) -> RunDir:
+        """The run directory a notebook parameter or ``--run-dir`` names: the path given (made
+        absolute), or the default (``runs/workshop`` at the repository root, or ``$WORKSHOP_RUN_DIR``)
+        for None or "". Absolute, so a kernel started in ``notebooks/`` finds the same files."""
+        if isinstance(run_dir, RunDir):
+            return run_dir
+        return cls(Path(run_dir).resolve()) if run_dir else cls(DEFAULT_RUN_DIR.resolve())
+
+    # ---- data/: notebook 01 ----------------------------------------------------------------------
     @property
     def data(self) -> Path:
         return self.root / "data"
 
-    @property
-    def dataset_prefix(self) -> Path:
-        """Prefix given to prep-data; the files are ``<prefix>_text_document.bin/.idx``."""
-        return self.data / "techpulse"
+    def output_prefix(self, dataset: str = "domain") -> Path:
+        """The output prefix prep-data is given for ``dataset`` (``domain``, ``general``,
+        ``heldout_domain``, ``heldout_general``)."""
+        return self.data / _OUTPUT_NAMES[dataset]
 
-    @property
-    def general_prefix(self) -> Path:
-        """Prefix of the general (replay) corpus, tokenized with the same tokenizer."""
-        return self.data / "general"
-
-    def heldout_prefix(self, kind: str) -> Path:
-        """Prefix of a held-out set (``domain`` or ``general``) given to prep-data."""
-        return self.data / {"domain": "techpulse_heldout", "general": "general_heldout"}[kind]
-
-    @property
-    def base(self) -> Path:
-        """The imported base model: a Megatron checkpoint the training run starts from."""
-        return self.root / "base"
-
-    @property
-    def export_hf(self) -> Path:
-        """The trained model exported back to a Hugging Face folder."""
-        return self.root / "export" / "hf"
+    def data_path(self, dataset: str = "domain") -> str:
+        """The data path (Megatron's ``--data-path``, ``..._text_document``) of ``dataset``."""
+        return data_path_for(self.output_prefix(dataset))
 
     @property
     def dataset_info(self) -> Path:
         return self.data / "dataset.json"
 
+    # ---- plan/: notebook 02 ----------------------------------------------------------------------
     @property
     def plan(self) -> Path:
         return self.root / "plan"
@@ -81,6 +106,18 @@ class RunDir:
     def job_yaml(self) -> Path:
         return self.plan / "job.yaml"
 
+    # ---- base/: notebook 03's import ------------------------------------------------------------
+    @property
+    def base(self) -> Path:
+        """The imported base model: a Megatron checkpoint the training run starts from."""
+        return self.root / "base"
+
+    @property
+    def base_model_json(self) -> Path:
+        """``workshop import-hf``'s description of the base model (its Megatron flags)."""
+        return self.base / "workshop_model.json"
+
+    # ---- train/: notebook 03's run ----------------------------------------------------------------
     @property
     def train(self) -> Path:
         return self.root / "train"
@@ -94,6 +131,16 @@ class RunDir:
         return self.train / "checkpoints"
 
     @property
+    def tensorboard(self) -> Path:
+        return self.train / "tensorboard"
+
+    @property
+    def local_job(self) -> Path:
+        """The local backend's record of its run (pid, start time, command line)."""
+        return self.train / "local_job.json"
+
+    # ---- monitor/ and export/: notebook 04 ------------------------------------------------------
+    @property
     def monitor(self) -> Path:
         return self.root / "monitor"
 
@@ -101,3 +148,8 @@ class RunDir:
     def evaluation(self) -> Path:
         """Notebook 04's before/after evaluation (``workshop evaluate`` of the base and the trained model)."""
         return self.monitor / "evaluation.json"
+
+    @property
+    def export_hf(self) -> Path:
+        """The trained model exported back to a Hugging Face folder."""
+        return self.root / "export" / "hf"

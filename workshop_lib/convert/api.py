@@ -2,7 +2,9 @@
 
 Both are the ``workshop import-hf`` / ``export-hf`` code paths with the run directory's locations
 (``<run>/base``, ``<run>/train/checkpoints``, ``<run>/export/hf``), made safe to re-run: a notebook
-executed twice replaces its earlier output whole, never mixes two.
+executed twice replaces its earlier output whole, never mixes two. Between the two, notebook 04's
+question, did continued pre-training help, is :func:`before_after` (``workshop evaluate`` of both
+checkpoints, from ``train/evaluate.py``), so the continued-pre-training steps have one entry point.
 """
 
 from __future__ import annotations
@@ -11,11 +13,11 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-from ..paths import DEFAULT_RUN_DIR, SAMPLE_BASE_MODEL, RunDir
+from ..paths import SAMPLE_BASE_MODEL, RunDir
 
 
 def _run(run_dir: str | Path | None) -> RunDir:
-    return RunDir(Path(run_dir).resolve()) if run_dir else RunDir(DEFAULT_RUN_DIR)
+    return RunDir.at(run_dir)
 
 
 def _replace(tmp: Path, final: Path) -> None:
@@ -66,6 +68,14 @@ def export_trained(run_dir: str | Path | None = None, out: str | Path | None = N
     result = export_hf(run.checkpoints, tmp)
     _replace(tmp, final)
     return _relocated(result, tmp, final)
+
+
+def before_after(run_dir: str | Path | None = None, *, seq_length: int | None = None) -> dict[str, Any]:
+    """The base model and the trained one scored on the held-out sets, written to
+    ``<run>/monitor/evaluation.json`` (``train.evaluate.before_after``; see there for the fields)."""
+    from ..train.evaluate import before_after as evaluate_both
+
+    return evaluate_both(_run(run_dir), seq_length=seq_length)
 
 
 def _relocated(obj: Any, old: Path, new: Path) -> Any:

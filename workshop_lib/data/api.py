@@ -1,4 +1,9 @@
-"""What notebook 01 calls: one function per step, the same code the ``workshop`` data commands run."""
+"""What notebook 01 calls: one function per step, the same code the ``workshop`` data commands run.
+
+Notebook 01 imports this module alone. Datasets are named as ``workshop_lib/paths.py`` says: the
+functions here take and return **data paths** (``<run>/data/techpulse_text_document``, Megatron's
+``--data-path``); the output prefixes handed to prep-data stay inside :class:`RunDir`.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,43 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..handover import add_to_dataset_info, read_dataset_info, write_dataset_info
 from ..paths import SAMPLE_CORPUS, SAMPLE_GENERAL_CORPUS, SAMPLE_HELDOUT, SAMPLE_TOKENIZER, RunDir
-from .dataset_info import add_to_dataset_info, dataset_info_from_summary, write_dataset_info
+from .blend import blend_report as _blend_report
+from .blend import format_blend
+from .dataset_info import dataset_info_from_summary
 from .indexed import HEADER_BYTES, IndexedDatasetReader, idx_path, strip_suffix
-from .prep import output_prefix_for, prep_data
+from .inspect import format_inspect, inspect_dataset
+from .prep import prep_data
 from .tokenizer import TokenizerAdapter, load_tokenizer, set_threads
+
+__all__ = [
+    "RunDir",
+    "blend_report",
+    "data_path",
+    "decode_document",
+    "format_blend",
+    "format_inspect",
+    "index_layout",
+    "inspect_dataset",
+    "plot_length_histogram",
+    "prepare_dataset",
+    "prepare_replay_and_heldout",
+    "read_dataset_info",
+    "resolve_run",
+]
 
 
 def resolve_run(run_dir: str | Path | None = None) -> RunDir:
     """The run directory: the given path, or the default (``runs/workshop`` or ``$WORKSHOP_RUN_DIR``)."""
-    return RunDir(Path(run_dir).resolve()) if run_dir else RunDir()
+    return RunDir.at(run_dir)
+
+
+def blend_report(datasets: list[tuple[str | Path, float]] | list[str], **kw: Any) -> dict[str, Any]:
+    """``workshop blend``'s report for ``datasets``: ``(data path, weight)`` pairs, or ``"DATA_PATH:WEIGHT"``
+    strings; data paths as this module returns them, so nothing is guessed from the files."""
+    pairs = [(str(d[0]), float(d[1])) if not isinstance(d, str) else d for d in datasets]
+    return _blend_report(pairs, given="data_path", **kw)
 
 
 def prepare_dataset(
@@ -36,7 +68,7 @@ def prepare_dataset(
     run = resolve_run(run_dir)
     tok = load_tokenizer("HuggingFaceTokenizer", tokenizer or SAMPLE_TOKENIZER)
     result = prep_data(
-        [str(input_path or SAMPLE_CORPUS)], run.dataset_prefix, tok, append_eod_token=append_eod
+        [str(input_path or SAMPLE_CORPUS)], run.output_prefix("domain"), tok, append_eod_token=append_eod
     )
     summary = result.summary()
     summary["dataset_info"] = str(write_dataset_info(run, **dataset_info_from_summary(summary)))
@@ -73,39 +105,39 @@ def prepare_replay_and_heldout(
         **{k: str(v) for k, v in SAMPLE_HELDOUT.items()},
         **{k: str(v) for k, v in (heldout_paths or {}).items()},
     }
-    jobs = [("general", str(general_path or SAMPLE_GENERAL_CORPUS), run.general_prefix)] + [
-        (kind, held[kind], run.heldout_prefix(kind)) for kind in ("domain", "general")
+    jobs = [("replay", str(general_path or SAMPLE_GENERAL_CORPUS), "general")] + [
+        (f"heldout_{kind}", held[kind], f"heldout_{kind}") for kind in ("domain", "general")
     ]
-    summaries, prefixes = {}, {}
-    for i, (kind, src, out) in enumerate(jobs):
-        name = "replay" if i == 0 else f"heldout_{kind}"
-        summaries[name] = prep_data([src], out, tok, append_eod_token=True).summary()
-        prefixes[name] = output_prefix_for(out, "text")
-    domain = dataset_prefix(run_dir)
+    summaries, data_paths = {}, {}
+    for name, src, dataset in jobs:
+        summaries[name] = prep_data([src], run.output_prefix(dataset), tok, append_eod_token=True).summary()
+        data_paths[name] = run.data_path(dataset)
+    domain = run.data_path("domain")
     blend = (
-        f"{1 - replay_weight:g} {domain} {replay_weight:g} {prefixes['replay']}"
+        f"{1 - replay_weight:g} {domain} {replay_weight:g} {data_paths['replay']}"
         if replay_weight > 0
         else domain
     )
     fields = {
         "blend": blend,
-        "replay": {"data_path": prefixes["replay"], "weight": replay_weight},
-        "heldout": {"domain": prefixes["heldout_domain"], "general": prefixes["heldout_general"]},
+        "replay": {"data_path": data_paths["replay"], "weight": replay_weight},
+        "heldout": {"domain": data_paths["heldout_domain"], "general": data_paths["heldout_general"]},
     }
     add_to_dataset_info(run, **fields)
     return {**fields, "summaries": summaries}
 
 
-def dataset_prefix(run_dir: str | Path | None = None) -> str:
-    """``<run>/data/techpulse_text_document``: what Megatron's ``--data-path`` names."""
-    return output_prefix_for(resolve_run(run_dir).dataset_prefix, "text")
+def data_path(run_dir: str | Path | None = None, dataset: str = "domain") -> str:
+    """A dataset's data path, e.g. ``<run>/data/techpulse_text_document`` (Megatron's ``--data-path``)
+    for the ``domain`` one; ``general``, ``heldout_domain`` and ``heldout_general`` name the others."""
+    return resolve_run(run_dir).data_path(dataset)
 
 
-def index_layout(prefix: str | Path) -> list[dict[str, Any]]:
+def index_layout(data_path: str | Path) -> list[dict[str, Any]]:
     """The ``.idx`` of a real dataset, field by field: offset, size, type and value (for a table)."""
-    ds = IndexedDatasetReader(prefix)
+    ds = IndexedDatasetReader(data_path)
     h = ds.header
-    raw = idx_path(strip_suffix(prefix)).read_bytes()[:HEADER_BYTES]
+    raw = idx_path(strip_suffix(data_path)).read_bytes()[:HEADER_BYTES]
     s, d = h.sequence_count, h.document_count + 1
 
     def preview(a) -> str:
@@ -155,7 +187,7 @@ def index_layout(prefix: str | Path) -> list[dict[str, Any]]:
 
 
 def decode_document(
-    prefix: str | Path, index: int, tokenizer: TokenizerAdapter | str | Path | None = None
+    data_path: str | Path, index: int, tokenizer: TokenizerAdapter | str | Path | None = None
 ) -> dict:
     """Document ``index`` of the dataset: its token ids and the text they decode to."""
     tok = (
@@ -163,18 +195,18 @@ def decode_document(
         if isinstance(tokenizer, TokenizerAdapter)
         else load_tokenizer("HuggingFaceTokenizer", tokenizer or SAMPLE_TOKENIZER, engine="reference")
     )
-    ids = IndexedDatasetReader(prefix).document(index)
+    ids = IndexedDatasetReader(data_path).document(index)
     return {"document": index, "tokens": len(ids), "ids": [int(i) for i in ids], "text": tok.decode(ids)}
 
 
-def plot_length_histogram(prefix: str | Path, ax=None, bins: int = 40):
+def plot_length_histogram(data_path: str | Path, ax=None, bins: int = 40):
     """A log-scale histogram of tokens per document (matplotlib); returns the axes."""
     import matplotlib.pyplot as plt
     import numpy as np
 
     from .inspect import document_lengths
 
-    lengths = document_lengths(str(prefix))
+    lengths = document_lengths(str(data_path))
     lengths = lengths[lengths > 0]
     if ax is None:
         _, ax = plt.subplots(figsize=(7, 3.2))

@@ -25,6 +25,7 @@ import re
 from pathlib import Path
 
 from ..errors import UsageError
+from ..paths import data_path_for
 from .indexed import IndexedDatasetReader, idx_path, strip_suffix
 
 SPLITS = ("train", "valid", "test")
@@ -108,11 +109,25 @@ def parse_pair(item: str) -> tuple[str, float]:
     return prefix, w
 
 
-def resolve_prefix(prefix: str) -> str:
-    """Accept ``X``, ``X.bin``/``X.idx`` or the prep-data ``--output-prefix`` (adds ``_text_document``)."""
+# What a caller hands :func:`blend_report` (the names of ``workshop_lib/paths.py``):
+GIVEN = ("data_path", "output_prefix", "either")
+
+
+def resolve_prefix(prefix: str, given: str = "either") -> str:
+    """The absolute data path of one dataset named by ``prefix``.
+
+    ``given`` says what the caller holds: a ``data_path`` (``X_text_document``, or its ``.bin``/
+    ``.idx``) is taken as it is; an ``output_prefix`` (what prep-data's ``--output-prefix`` took)
+    gets ``_text_document``; ``either`` is for ``workshop blend``'s command line, which accepts both
+    (the contract's ``PREFIX``): only there is the file system asked which one exists.
+    """
+    if given not in GIVEN:
+        raise ValueError(f"given={given!r}: one of {GIVEN}")
     p = strip_suffix(prefix)
-    if not idx_path(p).is_file() and idx_path(f"{p}_text_document").is_file():
-        p = f"{p}_text_document"
+    if given == "output_prefix" or (
+        given == "either" and not idx_path(p).is_file() and idx_path(data_path_for(p)).is_file()
+    ):
+        p = data_path_for(p)
     return str(Path(p).resolve())
 
 
@@ -121,7 +136,7 @@ def _fmt_weight(w: float) -> str:
 
 
 def blend_report(
-    datasets: list[str],
+    datasets: list[str] | list[tuple[str, float]],
     *,
     seq_length: int,
     global_batch_size: int,
@@ -130,8 +145,13 @@ def blend_report(
     eval_iters: int = 100,
     eval_interval: int = 1000,
     max_epochs: float = 4.0,
+    given: str = "either",
 ) -> dict:
-    """The contract's blend JSON: data_path, per-dataset documents/tokens/epochs, tokens_needed."""
+    """The contract's blend JSON: data_path, per-dataset documents/tokens/epochs, tokens_needed.
+
+    ``datasets``: ``PREFIX:WEIGHT`` strings (the command line's form) or ``(prefix, weight)`` pairs;
+    ``given``: what each prefix is (:func:`resolve_prefix`): callers that know pass ``data_path``.
+    """
     for name, v in (
         ("--seq-length", seq_length),
         ("--global-batch-size", global_batch_size),
@@ -141,14 +161,17 @@ def blend_report(
             raise UsageError(f"{name} {v}: must be positive")
     if eval_iters < 0:
         raise UsageError(f"--eval-iters {eval_iters}: must be 0 or more")
-    pairs = [parse_pair(d) for d in datasets]
+    pairs = [parse_pair(d) if isinstance(d, str) else (str(d[0]), float(d[1])) for d in datasets]
+    for prefix, w in pairs:
+        if not math.isfinite(w) or w <= 0:
+            raise UsageError(f"{prefix}: weight {w:g} must be positive")
     total_w = sum(w for _, w in pairs)
     vector = parse_split(split)
     targets = samples_per_split(train_iters, global_batch_size, eval_iters, eval_interval)
     warnings: list[str] = []
     out = []
     for prefix, weight in pairs:
-        path = resolve_prefix(prefix)
+        path = resolve_prefix(prefix, given)
         ds = IndexedDatasetReader(path)
         seqs = len(ds)
         lengths = ds.lengths

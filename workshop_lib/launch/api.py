@@ -34,3 +34,60 @@ def both_renderings(job: JobSpec | str | os.PathLike[str]) -> dict[str, str]:
     """``{"pytorchjob": yaml, "trainjob": yaml}``: the same job on both operators, for a side-by-side view."""
     spec = _spec(job)
     return {name: manifest_text(spec, name) for name in operators.OPERATORS}
+
+
+# ---- notebook 03's entry point: it imports this module (and convert.api for the base model) ------
+# The launch room's steps, re-exported under one name; backends are imported when first used.
+from ..errors import UsageError as UsageError  # noqa: E402
+from ..facts.nccl_rules import RULES as RULES  # noqa: E402
+from ..paths import REPO_ROOT, RunDir  # noqa: E402
+from .check import check_env as check_env  # noqa: E402
+from .check import check_job as check_job  # noqa: E402
+from .check import rules_table as rules_table  # noqa: E402
+from .jobspec import from_dict as job_from_dict  # noqa: E402, F401
+from .render import render_slurm as slurm_script  # noqa: E402, F401
+
+
+def resolve_run(run_dir: str | os.PathLike[str] | None = None) -> RunDir:
+    """The run directory (``paths.RunDir.at``): the path given, or the default one."""
+    return RunDir.at(run_dir)
+
+
+def load_job(job: RunDir | str | os.PathLike[str]) -> JobSpec:
+    """The job YAML (``<run>/plan/job.yaml`` for a :class:`RunDir`), read and validated."""
+    return jobspec.load(job.job_yaml if isinstance(job, RunDir) else job)
+
+
+def read_job(job: RunDir | str | os.PathLike[str]) -> dict[str, Any]:
+    """The job YAML as a plain mapping, not validated (to edit a copy and validate it with
+    :func:`job_from_dict`); ``{}`` for an empty file."""
+    from ..handover import read_job_yaml
+
+    return dict(read_job_yaml(job) or {})
+
+
+def backend(kind: str, **options: Any) -> Any:
+    """A launch backend (``local`` or ``kubernetes``) behind the one interface of ``backends/base.py``."""
+    from . import backends
+
+    return backends.get(kind, **options)
+
+
+def format_status(status: Any) -> str:
+    """``workshop status``'s text for a backend's status object."""
+    from .backends import format_status as fmt
+
+    return fmt(status)
+
+
+def image_recipes(max_lines: int = 12) -> dict[str, list[str]]:
+    """The training image's recipes under ``docker/`` (path from the repository root: their FROM,
+    ENV, ARG and ``RUN pip`` lines), or ``{}`` in a checkout without them."""
+    docker_dir = REPO_ROOT / "docker"
+    recipes = sorted(p for p in docker_dir.glob("*") if p.is_file()) if docker_dir.is_dir() else []
+    out = {}
+    for p in recipes:
+        keep = ("FROM", "ENV", "ARG", "RUN pip")
+        lines = [line for line in p.read_text(encoding="utf-8").splitlines() if line.startswith(keep)]
+        out[str(p.relative_to(REPO_ROOT))] = lines[:max_lines]
+    return out

@@ -470,6 +470,7 @@ def load(path: str | os.PathLike[str]) -> JobSpec:
     hints, so a name with a control character (a newline) is refused here, once for all of them.
     """
     from .. import safeyaml
+    from ..handover import read_job_yaml
 
     if safeyaml.has_control(str(path)):
         raise UsageError(
@@ -477,7 +478,7 @@ def load(path: str | os.PathLike[str]) -> JobSpec:
             "rename the file"
         )
     p = Path(path)
-    data = safeyaml.load_file(p, "job file", missing="write one (see the contract) or run notebook 02 first")
+    data = read_job_yaml(p)
     return from_dict(data, str(p))
 
 

@@ -332,3 +332,58 @@ def plan_from_megatron_args(
     if missing:
         return _null_plan([_missing_issue(missing)], [])
     return plan(m, par, cl, details=details, train_tokens=train_tokens)
+
+
+# ---- notebook 02's entry point: it imports this module and the widgets, nothing else ------------
+# The plan room's readers and tables a notebook shows, re-exported under one name.
+from ..facts.hardware import instance as instance  # noqa: E402
+from ..paths import RunDir  # noqa: E402
+from .layout import dimension_links as dimension_links  # noqa: E402
+from .report import plan_text as plan_text  # noqa: E402
+from .report import search_rows as search_rows  # noqa: E402
+
+
+def resolve_run(run_dir: str | Any | None = None) -> RunDir:
+    """The run directory (``paths.RunDir.at``): the path given, or the default one."""
+    return RunDir.at(run_dir)
+
+
+def read_dataset(run_dir: Any = None) -> dict[str, Any] | None:
+    """Notebook 01's ``dataset.json`` (checked by its one reader), or None before notebook 01 has run."""
+    from ..handover import read_dataset_info_if_any
+
+    return read_dataset_info_if_any(RunDir.at(run_dir), required=("data_path", "vocab_size", "tokens"))
+
+
+def write_job(
+    run_dir: Any,
+    flags: Mapping[str, Any],
+    *,
+    instance_type: str,
+    nodes: int,
+    backend: str | None = None,
+    **job_options: Any,
+) -> Any:
+    """Write ``<run>/plan/job.yaml`` for a layout's ``flags`` (``{"model": preset, flag: value}``,
+    as ``LayoutExplorer.flags()`` gives them) and return its path.
+
+    :func:`~workshop_lib.plan.jobfile.job_dict` does the rest: the preset's model flags, the
+    dataset and tokenizer of ``dataset.json`` (whose tokenizer brings its own vocabulary, so no
+    ``vocab-size``), the run directory's checkpoints and the training schedule.
+    """
+    from ..handover import write_job_yaml
+    from .jobfile import job_dict
+
+    run = RunDir.at(run_dir)
+    job = job_dict(
+        flags, instance_type=instance_type, nodes=nodes, backend=backend, run_dir=run.root, **job_options
+    )
+    return write_job_yaml(run, job)
+
+
+def expert_parameters_per_gpu(args: Mapping[str, Any]) -> int:
+    """Routed-expert parameters one GPU of the first pipeline stage holds for Megatron flags ``args``."""
+    m, par, missing = resolve_args(args)
+    if missing:
+        raise UsageError(f"model flags missing: {', '.join(missing)}")
+    return count_params(m, par).per_gpu_stage_expert[0]

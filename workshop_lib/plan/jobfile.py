@@ -20,6 +20,9 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import UsageError
+from ..handover import read_dataset_info_if_any, read_job_yaml
+from ..handover import write_job_yaml as write_job_yaml  # job.yaml's one writer, re-exported
+from ..paths import RunDir
 
 DEFAULT_IMAGE = "123456789012.dkr.ecr.us-east-2.amazonaws.com/megatron-training:latest"
 
@@ -64,18 +67,6 @@ def args_from_tokens(tokens: Sequence[str]) -> dict[str, Any]:
             except ValueError:
                 out[key] = value
     return out
-
-
-def read_dataset_json(run_dir: str | os.PathLike[str] | None) -> dict[str, Any] | None:
-    """``<run>/data/dataset.json`` as a dict, or None when notebook 01 has not written it."""
-    if run_dir is None:
-        return None
-    p = Path(run_dir) / "data" / "dataset.json"
-    if not p.exists():
-        return None
-    from ..data.dataset_info import read_dataset_info  # checked: a corrupt file is one UsageError line
-
-    return read_dataset_info(p, required=("data_path",))
 
 
 def _is_weight(token: str) -> bool:
@@ -126,7 +117,7 @@ def job_dict(
     job_args: dict[str, Any] = dict(args)
     for k, v in TRAINING_DEFAULTS.items():
         job_args.setdefault(k, v)
-    ds = dict(dataset) if dataset is not None else read_dataset_json(run_dir)
+    ds = dict(dataset) if dataset is not None else read_dataset_info_if_any(run_dir)
     local = backend == "local"
     if ds:
         # Continued pre-training reads the replay blend ("W1 DOMAIN W2 GENERAL") when notebook 01 made one.
@@ -147,8 +138,8 @@ def job_dict(
         if job_args["tokenizer-type"] != "NullTokenizer":
             job_args.pop("vocab-size", None)  # the tokenizer defines it; not a flag for HF tokenizers
     if local and run_dir is not None:
-        ckpt = str(Path(run_dir).resolve() / "train" / "checkpoints")
-        tb = str(Path(run_dir).resolve() / "train" / "tensorboard")
+        run = RunDir.at(run_dir)
+        ckpt, tb = str(run.checkpoints), str(run.tensorboard)
     else:
         ckpt = str(PurePosixPath(mount_path) / "checkpoints" / name)
         tb = str(PurePosixPath(mount_path) / "tensorboard" / name)
@@ -180,18 +171,5 @@ def job_dict(
     return job
 
 
-def write_job_yaml(path: str | os.PathLike[str], job: Mapping[str, Any]) -> Path:
-    """Write ``job`` as YAML atomically (``<run>/plan/job.yaml``)."""
-    import yaml
-
-    from ..fsutil import atomic_write_text
-
-    text = yaml.safe_dump(dict(job), sort_keys=False, default_flow_style=False)
-    return atomic_write_text(path, text)
-
-
-def load_job_yaml(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Read a job YAML back through the kit's one bounded YAML reader (``workshop_lib.safeyaml``)."""
-    from ..safeyaml import load_file
-
-    return load_file(path, "job file")
+# job.yaml's one writer and reader are the hand-over module's (``workshop_lib/handover.py``).
+load_job_yaml = read_job_yaml

@@ -24,7 +24,6 @@ import math
 import os
 import time
 import warnings
-from pathlib import Path
 
 from ..errors import UsageError
 
@@ -294,11 +293,11 @@ def before_after(run_dir=None, *, seq_length: int | None = None) -> dict:
     "tokens"}], "domain_change", "general_change"}``; a change is trained minus base loss (negative: the
     model got better).
     """
-    from ..data.dataset_info import read_dataset_info
     from ..fsutil import atomic_write_text
-    from ..paths import DEFAULT_RUN_DIR, RunDir
+    from ..handover import read_dataset_info
+    from ..paths import RunDir
 
-    run = RunDir(Path(run_dir)) if run_dir else RunDir(DEFAULT_RUN_DIR)
+    run = RunDir.at(run_dir)
     info = read_dataset_info(run)
     held = info.get("heldout")
     if not held:

@@ -25,6 +25,7 @@ import ipywidgets as w
 
 from ..facts.hardware import GPUS, INSTANCES
 from ..facts.models import PRESETS, preset
+from ..paths import RunDir
 from ..plan.api import plan
 from ..plan.config import ClusterConfig, ParallelConfig, model_from_args, normalize_args
 from ..plan.jobfile import job_dict, write_job_yaml
@@ -420,8 +421,11 @@ class Calculator:
         return job_dict(self.args(), **opts)
 
     def write_job(self, path: str | os.PathLike[str] | None = None, **kw: Any) -> Path:
-        target = Path(path) if path else ((self.run_dir or Path("runs/workshop")) / "plan" / "job.yaml")
-        out = write_job_yaml(target, self.job(**kw))
+        if path:
+            out = write_job_yaml(Path(path), self.job(**kw))
+        else:  # the run directory every notebook uses (absolute, whatever the kernel's directory)
+            run = RunDir.at(self.run_dir)
+            out = write_job_yaml(run.job_yaml, self.job(**{"run_dir": run.root, **kw}))
         self.status_out.value = f"wrote <code>{html.escape(str(out))}</code>"
         return out
 

@@ -37,7 +37,7 @@ from typing import Any
 
 from ...errors import UsageError, WorkshopError
 from ...facts import operators
-from ...paths import DEFAULT_RUN_DIR, RunDir
+from ...paths import RunDir
 from ...redact import one_line, redact
 from .. import render
 from .base import LineSink
@@ -113,7 +113,7 @@ class KubernetesBackend:
     ):
         self.kubeconfig = kubeconfig
         self.context = context
-        self.run = RunDir(Path(run_dir) if run_dir else DEFAULT_RUN_DIR)
+        self.run = RunDir.at(run_dir)
         self.poll = poll_seconds
         self.retry = retry_seconds
         self.read_timeout = read_timeout  # the longest a followed log stream may stay silent

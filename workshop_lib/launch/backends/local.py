@@ -23,7 +23,7 @@ from typing import Any
 
 from ...errors import UsageError, WorkshopError
 from ...fsutil import atomic_write_text, open_fresh
-from ...paths import DEFAULT_RUN_DIR, RunDir
+from ...paths import RunDir
 from ...train import lifeline
 from ..jobspec import flag_tokens
 from .base import LineSink
@@ -55,8 +55,8 @@ KEEP = (
 
 
 def read_dataset_info(run: RunDir) -> dict[str, Any]:
-    """dataset.json through its owner's checked reader (a corrupt file is one UsageError line)."""
-    from ...data.dataset_info import read_dataset_info as read_checked
+    """dataset.json through its one checked reader (a corrupt file is one UsageError line)."""
+    from ...handover import read_dataset_info as read_checked
 
     return read_checked(run, required=("data_path", "tokenizer_model"))
 
@@ -74,7 +74,7 @@ def base_model_args(run: RunDir) -> dict[str, Any] | None:
     """
     from ...plan.jobfile import args_from_tokens
 
-    meta = run.base / "workshop_model.json"
+    meta = run.base_model_json
     if not meta.is_file():
         return None
     try:
@@ -155,14 +155,14 @@ class LocalBackend:
     name = "local"
 
     def __init__(self, run_dir: Path | None = None, train_iters: int | None = None, nproc: int = NPROC):
-        self.run = RunDir(Path(run_dir) if run_dir else DEFAULT_RUN_DIR)
+        self.run = RunDir.at(run_dir)
         self.train_iters = train_iters or DEFAULT_TRAIN_ITERS
         self.nproc = nproc
 
     # ---- the pieces, pure enough to test without running anything -------------------------------
     @property
     def state_file(self) -> Path:
-        return self.run.train / "local_job.json"
+        return self.run.local_job
 
     def command(self, job: Any) -> list[str]:
         """The argv: the train room's torchrun command with the scaled flags."""
