@@ -70,9 +70,14 @@ UNRECOGNISED_MAX = 24
 # at minimum"). Megatron's bf16 runs print a constant "loss scale: 1.0", which is not a collapse:
 # the iteration-line rule needs a scale above 1 earlier in the log and skipped iterations.
 LOSS_SCALE_COLLAPSE = 16.0
-# DeepSpeed's fp16 overflow line: "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
-# scale: 16, reducing to 8" (deepspeed/runtime/fp16/loss_scaler.py).
-LOSS_SCALE_REDUCED_PATTERN = r"OVERFLOW!.*[Aa]ttempted loss scale: \S+,? reducing to (\d+(?:\.\d+)?)"
+# DeepSpeed's fp16 overflow lines, whichever release printed them: "[deepspeed] OVERFLOW! Rank 0
+# Skipping step. Attempted loss scale: 16, reducing to 8" (deepspeed/runtime/fp16/loss_scaler.py),
+# the older "[Rank 0] Overflow detected. Skipping step. Attempted loss scale: 8.0, reducing to 4.0"
+# and the fused optimizer's "Reducing dynamic loss scale from 8.0 to 4.0". The group is the new scale.
+LOSS_SCALE_REDUCED_PATTERN = (
+    r"(?:(?:OVERFLOW!|Overflow detected).*[Aa]ttempted loss scale: \S+,? reducing to"
+    r"|[Rr]educing dynamic loss scale from \S+ to) (\d+(?:\.\d+)?)"
+)
 
 # A run that stops logging: no iteration line for this many times the usual interval, and at least
 # this long (checkpoint saves and evaluation legitimately pause a few minutes), while the log's last
@@ -246,6 +251,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "nccl_timeout",
         (
             r"Watchdog caught collective operation timeout",
+            # torch >= 2.2's heartbeat monitor: the watchdog itself is stuck behind a hung NCCL/CUDA
+            # call ("ProcessGroupNCCL's watchdog got stuck for 480 seconds", then the fatal dump line)
+            r"watchdog got stuck for \d+ seconds",
+            r"Heartbeat monitor timed out",
+            r"Terminating the process after attempting to dump debug info",
             r"NCCL communicator was aborted",
             r"ProcessGroupNCCL.*[Tt]imed? ?out",
             r"NCCL error:? .*timeout",
@@ -304,6 +314,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # c10d's TCPStore server (torchrun's agent on the master node); real run: a port already
             # listened on by another process (tests/test_fault_injection.py)
             r"server socket has failed to listen on any local network address.*EADDRINUSE",
+            # older torch names errno 98 per address ("failed to bind to [::]:29500 (errno: 98 -
+            # Address already in use)"), often wrapped across lines; Python's own OSError wording
+            r"failed to bind to \S+ \(errno: 98\b",
+            r"\(errno: 98 - Address",
+            r"\[Errno 98\] Address already in use",
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -335,7 +350,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"CUDA error: out of memory",
             r"CUBLAS_STATUS_ALLOC_FAILED",
             r"cudaErrorMemoryAllocation",
-            r"NCCL WARN Cuda failure 'out of memory'",
+            # NCCL's own allocations, with or without the CUDA error number ("Cuda failure 2 'out of
+            # memory'"), and the driver API's name for it
+            r"Cuda failure (?:\d+ )?'out of memory'",
+            r"CUDA_ERROR_OUT_OF_MEMORY",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -391,10 +409,10 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"world size \(\d+\) is not divisible by",
             r"num_layers .*(must be|should be|is not) divisible by",
-            r"number of layers should be divisible",
+            r"[Nn]umber of layers (?:should|must) be divisible",
             r"num_attention_heads .*(must be|should be|is not) divisible by",
             r"num_query_groups .*(must be|should be|is not) divisible by",
-            r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _]",
+            r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _-]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
             # the kit's trainer (workshop_lib/train/arguments.py)
@@ -594,7 +612,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"found NaN in local grad norm",
             r"[Ll]oss is (NaN|nan|NAN|inf|Inf|Infinity)",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
-            r"\b(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity)\b",
+            # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
+            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity)\b",
             r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
@@ -669,6 +688,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ErrImagePull",
             r"ImagePullBackOff",
             r"Failed to pull image",
+            # `kubectl logs` of a pod whose container never started
+            r"waiting to start: (?:trying and failing to pull image|image can't be pulled)",
             r"pull access denied",
             r"manifest unknown",
             r"Back-off pulling image",

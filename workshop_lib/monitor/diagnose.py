@@ -399,7 +399,7 @@ class _Scan:
         if everything or ("misc", 0) in targets:
             if "lock" in line:
                 self._lock(line, number)
-            if "reducing to" in line:
+            if "educing" in line:  # "reducing to 8" / "Reducing dynamic loss scale from 8.0 to 4.0"
                 m = _OVERFLOW.search(line)
                 if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
                     self._add("nan_loss", number, line)
@@ -475,8 +475,11 @@ class _Scan:
         grad = rec.get("grad_norm")
         scale = rec.get("loss_scale")
         skipped = rec.get("skipped_iterations") or 0
-        # Megatron prints a loss only when its average is > 0, so a NaN loss drops out of the line
-        vanished = bool(self.loss_keys - losses.keys()) and not skipped
+        # Megatron prints a loss only when its average is > 0, so a NaN loss drops out of the line:
+        # a loss seen before is gone, or a line of Megatron's full form (loss-scale and skipped-
+        # iterations columns) has none at all, with no skipped iteration (fp16 warm-up) to explain it
+        lossless = not losses and scale is not None and rec.get("skipped_iterations") is not None
+        vanished = (bool(self.loss_keys - losses.keys()) or lossless) and not skipped
         self.loss_keys = set(losses)
         collapsed = (isinstance(scale, float) and math.isfinite(scale) and self.max_loss_scale > 1
                      and scale < F.LOSS_SCALE_COLLAPSE and skipped > 0)  # fmt: skip
