@@ -51,9 +51,12 @@ def test_corpus_is_large_and_sourced():
 
 
 def test_heldout_split_follows_the_committed_rule():
+    """A quarter by hash, less the files whose out-of-sample miss was fixed (fitted.txt): development."""
     listed = set((CORPUS / "heldout.txt").read_text().split())
-    rule = {p.name for p in FILES if int(hashlib.sha256(p.name.encode()).hexdigest(), 16) % 4 == 0}
-    assert listed == rule and 0.15 < len(rule) / len(FILES) < 0.35
+    fitted = set((CORPUS / "fitted.txt").read_text().split())
+    assert fitted <= {p.name for p in FILES}
+    by_hash = {p.name for p in FILES if int(hashlib.sha256(p.name.encode()).hexdigest(), 16) % 4 == 0}
+    assert listed == by_hash - fitted and 0.15 < len(listed) / len(FILES) < 0.35
 
 
 @pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
