@@ -86,6 +86,10 @@ HANG_INTERVAL_FACTOR = 20.0
 HANG_MIN_SECONDS = 600.0
 # The end-of-log clock is the newest timestamp among this many last lines.
 HANG_TAIL_LINES = 200
+# A terminal (or a copy into an issue) wraps long lines, splitting a signature's words over two
+# lines. When no error signature matched, each pair of the last HANG_TAIL_LINES lines whose first
+# line is at least this long is read again joined (as printed, and with a space between).
+UNWRAP_MIN_CHARS = 60
 
 # filelock's debug lines for Triton's cache (DeepSpeed's autotune cache, torch inductor): a lock
 # still not acquired this long after "Attempting to acquire" (by the log's clock) is a stuck cache.

@@ -553,9 +553,36 @@ class _Scan:
             if t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
                 self._add("triton_cache_hang", number, line)
 
+    def _unwrap_tail(self) -> None:
+        """Signatures split over two lines by wrapping, near the end where a failure is printed.
+
+        Only matches that span the join count (a line matching alone was judged in the pass); the
+        finding quotes the first of the two lines, as printed.
+        """
+        tail = list(self.tail)
+        for (number, a), (_, b) in zip(tail, tail[1:], strict=False):
+            if len(a) < F.UNWRAP_MIN_CHARS:
+                continue
+            for joined in (a + b, a + " " + b):
+                hit = next(
+                    (
+                        sig.label
+                        for sig, rx in _SIGS
+                        if sig.severity == "error"
+                        and (m := rx.search(joined)) is not None
+                        and m.start() < len(a) < m.end()
+                    ),
+                    None,
+                )
+                if hit is not None:
+                    self._add(hit, number, a)
+                    break
+
     def result(self) -> Verdict:
         self._hang()
         self._stuck_locks()
+        if not any(f.severity == "error" for f in self.found.values()):
+            self._unwrap_tail()
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
                 self._add(label, number, line)
