@@ -123,8 +123,8 @@ def build_log(path: Path, megabytes: float) -> int:
     return n
 
 
-def recorded_first_measurements(path: Path = FIRST) -> list[str]:
-    """The summary table of the out-of-sample first measurements and the latest batch's table.
+def recorded_first_measurements(path: Path = FIRST, batches: int = 2) -> list[str]:
+    """The summary table of the out-of-sample first measurements and the latest batches' tables.
 
     Those figures cannot be recomputed (the signatures have since been fitted to their misses), so
     they are quoted from the record rather than measured again.
@@ -136,13 +136,11 @@ def recorded_first_measurements(path: Path = FIRST) -> list[str]:
         j = next((k for k in range(i, len(lines)) if not lines[k].startswith("|")), len(lines))
         return lines[i:j]
 
-    summary = table_after(
-        next(k for k, x in enumerate(lines) if x.startswith("Summary of every out-of-sample"))
-    )
-    last = max(k for k, x in enumerate(lines) if x.startswith("### "))
-    batch = table_after(last)
-    misses = [x for x in lines[last:] if x.startswith("Misses:")][:1]
-    return [*summary, "", lines[last].lstrip("# "), "", *batch, "", *misses]
+    out = table_after(next(k for k, x in enumerate(lines) if x.startswith("Summary of every out-of-sample")))
+    for start in [k for k, x in enumerate(lines) if x.startswith("### ")][-batches:]:
+        misses = [x for x in lines[start:] if x.startswith("Misses:")][:1]
+        out += ["", "### " + lines[start].lstrip("# "), "", *table_after(start), "", *misses]
+    return out
 
 
 def count_lines(path: Path) -> int:
