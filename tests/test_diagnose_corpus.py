@@ -256,6 +256,8 @@ def test_loss_scale_collapse_in_older_deepspeed_wordings(line, collapsed):
          "parallelism_config_invalid"),
         (['Error from server (BadRequest): container "main" in pod "job-0" is waiting to start: '
           "image can't be pulled"], "image_pull_error"),
+        (["  File \"/opt/app/train.py\", line 12, in <module>",
+          "ValueError: total num_samples: 0 after filtering"], "dataset_too_small"),  # an empty dataset
     ],
 )  # fmt: skip
 def test_wording_families(lines, label):

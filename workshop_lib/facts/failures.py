@@ -507,13 +507,16 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--split .*: the train split is 0",
             # other trainers' wording of an empty split
             r"[Ss]plitter returned no (?:training|validation|test) samples",
-            r"num samples is empty",
+            # a sampler or loader handed an empty dataset: torch's RandomSampler ("num_samples should be
+            # a positive integer value, but got num_samples=0"), other trainers' "num samples is empty"
+            r"num[_ ]samples is empty",
+            r"\bnum[_ ]samples ?[=:] ?0\b",
             r"[Vv]alidation set size is configured to be larger than (?:the )?entire dataset",
             r"[Dd]ataset \S+ is empty",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
-        "--seq-length and the requested iterations, or a split weight is 0 while evaluation asks "
-        "for it.",
+        "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
+        "for it, or the data path matched no data at all.",
         "Use a larger corpus or smaller --seq-length; give every evaluated split a share of --split "
         "(e.g. 98,2,0 with --eval-iters > 0), or set --eval-iters 0 with --split 100,0,0.",
     ),
