@@ -258,6 +258,10 @@ def test_loss_scale_collapse_in_older_deepspeed_wordings(line, collapsed):
           "image can't be pulled"], "image_pull_error"),
         (["  File \"/opt/app/train.py\", line 12, in <module>",
           "ValueError: total num_samples: 0 after filtering"], "dataset_too_small"),  # an empty dataset
+        (["subprocess.CalledProcessError: Command '['python', 'train.py']' returned non-zero exit status 137."],
+         "host_oom_killed"),
+        (["[Tue Nov 18 02:11:09 2025] Memory cgroup out of memory: Killed process 4121 (pt_main_thread) "
+          "total-vm:912345kB, anon-rss:81234567kB"], "host_oom_killed"),
     ],
 )  # fmt: skip
 def test_wording_families(lines, label):

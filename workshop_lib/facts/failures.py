@@ -376,6 +376,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Detected \d+ oom[-_]kill event",
             r"task \d+: Out Of Memory",
             r"\bExit Code:\s+137\b",
+            # the same exit status in launchers' and shells' own words ("exited with code 137", "exit
+            # status 137", "returned non-zero exit status 137")
+            r"\b[Ee]xit(?:ed)?(?: with)?(?: non-zero)? (?:code|status)[:=]? ?137\b",
+            # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
+            r"[Oo]ut of memory: Kill(?:ed)? process \d+",
+            r"\boom-kill:constraint=",
         ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
