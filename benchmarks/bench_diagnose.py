@@ -29,11 +29,20 @@ from workshop_lib.monitor.diagnose import verdict
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "diagnose_corpus"
 RESULTS = Path(__file__).resolve().parent / "results" / "diagnose.md"
+# The record of every first (out-of-sample) measurement; diagnose.md quotes its summary.
+FIRST = RESULTS.with_name("diagnose_heldout_first.md")
+
+
+FITTED = frozenset((CORPUS / "fitted.txt").read_text().split())
 
 
 def is_heldout(name: str) -> bool:
-    """The split rule, decided before the signatures were written (see the corpus README)."""
-    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 4 == 0
+    """The split rule, decided before the signatures were written (see the corpus README).
+
+    A file whose out-of-sample miss was fixed afterwards (``fitted.txt``) has had signatures fitted
+    to it: it is development data from then on, whatever its hash.
+    """
+    return int(hashlib.sha256(name.encode()).hexdigest(), 16) % 4 == 0 and name not in FITTED
 
 
 def corpus(split: str = "all") -> list[Path]:
@@ -114,6 +123,26 @@ def build_log(path: Path, megabytes: float) -> int:
     return n
 
 
+def recorded_first_measurements(path: Path = FIRST, batches: int = 2) -> list[str]:
+    """The summary table of the out-of-sample first measurements and the latest batches' tables.
+
+    Those figures cannot be recomputed (the signatures have since been fitted to their misses), so
+    they are quoted from the record rather than measured again.
+    """
+    lines = path.read_text().splitlines()
+
+    def table_after(start: int) -> list[str]:
+        i = next(k for k in range(start, len(lines)) if lines[k].startswith("|"))
+        j = next((k for k in range(i, len(lines)) if not lines[k].startswith("|")), len(lines))
+        return lines[i:j]
+
+    out = table_after(next(k for k, x in enumerate(lines) if x.startswith("Summary of every out-of-sample")))
+    for start in [k for k, x in enumerate(lines) if x.startswith("### ")][-batches:]:
+        misses = [x for x in lines[start:] if x.startswith("Misses:")][:1]
+        out += ["", "### " + lines[start].lstrip("# "), "", *table_after(start), "", *misses]
+    return out
+
+
 def count_lines(path: Path) -> int:
     with open(path, encoding="utf-8") as fh:
         return sum(1 for _ in fh)
@@ -143,13 +172,26 @@ def main(argv: list[str] | None = None) -> int:
         "# Diagnosis on real logs (`benchmarks/bench_diagnose.py`)",
         "",
         f"Corpus: {len(corpus())} unmodified excerpts from public issue threads "
-        "(`tests/fixtures/diagnose_corpus`, sources in `SOURCES.tsv`). The generalisation figures (the held-out "
-        "quarter measured once before any signature was fitted to it, and 45 fresh logs in three batches, each measured once) are in "
-        "`diagnose_heldout_first.md`; the tables below are the current state, after those misses were fixed, so "
-        "they show no regression rather than generalisation.",
+        "(`tests/fixtures/diagnose_corpus`, sources in `SOURCES.tsv`).",
+        "",
+        "## Out of sample: each file diagnosed once, before any signature was fitted to it",
+        "",
+        "These are the generalisation figures (quoted from `diagnose_heldout_first.md`, where each batch's "
+        "files and misses are listed): the held-out quarter measured right after the signatures were first "
+        "written, then fresh batches from issue threads not used before, each labelled and committed before "
+        "the diagnoser ran on it.",
+        "",
+        *recorded_first_measurements(),
+        "",
+        "## Current state",
+        "",
+        f"Every miss above was fixed afterwards by its wording family; the {len(FITTED)} files concerned are "
+        "listed in `fitted.txt` and count as development data. The held-out table below is the held-out "
+        "quarter less those files, so it only checks that no later change broke a file nothing was fitted to "
+        "(it cannot show a miss the first measurement did not already show).",
         "",
     ]
-    for name, rows in (("held-out quarter", held), ("development split", dev)):
+    for name, rows in (("held-out quarter (less fitted files)", held), ("development split", dev)):
         fails = [r for r in rows if r[0] != "healthy"]
         healthy = [r for r in rows if r[0] == "healthy"]
         named = sum(r[2] for r in fails)

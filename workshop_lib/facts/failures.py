@@ -70,9 +70,14 @@ UNRECOGNISED_MAX = 24
 # at minimum"). Megatron's bf16 runs print a constant "loss scale: 1.0", which is not a collapse:
 # the iteration-line rule needs a scale above 1 earlier in the log and skipped iterations.
 LOSS_SCALE_COLLAPSE = 16.0
-# DeepSpeed's fp16 overflow line: "[deepspeed] OVERFLOW! Rank 0 Skipping step. Attempted loss
-# scale: 16, reducing to 8" (deepspeed/runtime/fp16/loss_scaler.py).
-LOSS_SCALE_REDUCED_PATTERN = r"OVERFLOW!.*[Aa]ttempted loss scale: \S+,? reducing to (\d+(?:\.\d+)?)"
+# DeepSpeed's fp16 overflow lines, whichever release printed them: "[deepspeed] OVERFLOW! Rank 0
+# Skipping step. Attempted loss scale: 16, reducing to 8" (deepspeed/runtime/fp16/loss_scaler.py),
+# the older "[Rank 0] Overflow detected. Skipping step. Attempted loss scale: 8.0, reducing to 4.0"
+# and the fused optimizer's "Reducing dynamic loss scale from 8.0 to 4.0". The group is the new scale.
+LOSS_SCALE_REDUCED_PATTERN = (
+    r"(?:(?:OVERFLOW!|Overflow detected).*[Aa]ttempted loss scale: \S+,? reducing to"
+    r"|[Rr]educing dynamic loss scale from \S+ to) (\d+(?:\.\d+)?)"
+)
 
 # A run that stops logging: no iteration line for this many times the usual interval, and at least
 # this long (checkpoint saves and evaluation legitimately pause a few minutes), while the log's last
@@ -81,6 +86,10 @@ HANG_INTERVAL_FACTOR = 20.0
 HANG_MIN_SECONDS = 600.0
 # The end-of-log clock is the newest timestamp among this many last lines.
 HANG_TAIL_LINES = 200
+# A terminal (or a copy into an issue) wraps long lines, splitting a signature's words over two
+# lines. When no error signature matched, each pair of the last HANG_TAIL_LINES lines whose first
+# line is at least this long is read again joined (as printed, and with a space between).
+UNWRAP_MIN_CHARS = 60
 
 # filelock's debug lines for Triton's cache (DeepSpeed's autotune cache, torch inductor): a lock
 # still not acquired this long after "Attempting to acquire" (by the log's clock) is a stuck cache.
@@ -246,6 +255,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "nccl_timeout",
         (
             r"Watchdog caught collective operation timeout",
+            # torch >= 2.2's heartbeat monitor: the watchdog itself is stuck behind a hung NCCL/CUDA
+            # call ("ProcessGroupNCCL's watchdog got stuck for 480 seconds", then the fatal dump line)
+            r"watchdog got stuck for \d+ seconds",
+            r"Heartbeat monitor timed out",
+            r"Terminating the process after attempting to dump debug info",
             r"NCCL communicator was aborted",
             r"ProcessGroupNCCL.*[Tt]imed? ?out",
             r"NCCL error:? .*timeout",
@@ -304,6 +318,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # c10d's TCPStore server (torchrun's agent on the master node); real run: a port already
             # listened on by another process (tests/test_fault_injection.py)
             r"server socket has failed to listen on any local network address.*EADDRINUSE",
+            # older torch names errno 98 per address ("failed to bind to [::]:29500 (errno: 98 -
+            # Address already in use)"), often wrapped across lines; Python's own OSError wording
+            r"failed to bind to \S+ \(errno: 98\b",
+            r"\(errno: 98 - Address",
+            r"\[Errno 98\] Address already in use",
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -335,7 +354,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"CUDA error: out of memory",
             r"CUBLAS_STATUS_ALLOC_FAILED",
             r"cudaErrorMemoryAllocation",
-            r"NCCL WARN Cuda failure 'out of memory'",
+            # NCCL's own allocations, with or without the CUDA error number ("Cuda failure 2 'out of
+            # memory'"), and the driver API's name for it
+            r"Cuda failure (?:\d+ )?'out of memory'",
+            r"CUDA_ERROR_OUT_OF_MEMORY",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -354,6 +376,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Detected \d+ oom[-_]kill event",
             r"task \d+: Out Of Memory",
             r"\bExit Code:\s+137\b",
+            # the same exit status in launchers' and shells' own words ("exited with code 137", "exit
+            # status 137", "returned non-zero exit status 137")
+            r"\b[Ee]xit(?:ed)?(?: with)?(?: non-zero)? (?:code|status)[:=]? ?137\b",
+            # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
+            r"[Oo]ut of memory: Kill(?:ed)? process \d+",
+            r"\boom-kill:constraint=",
         ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
@@ -391,10 +419,10 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"world size \(\d+\) is not divisible by",
             r"num_layers .*(must be|should be|is not) divisible by",
-            r"number of layers should be divisible",
+            r"[Nn]umber of layers (?:should|must) be divisible",
             r"num_attention_heads .*(must be|should be|is not) divisible by",
             r"num_query_groups .*(must be|should be|is not) divisible by",
-            r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _]",
+            r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _-]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
             # the kit's trainer (workshop_lib/train/arguments.py)
@@ -485,13 +513,16 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--split .*: the train split is 0",
             # other trainers' wording of an empty split
             r"[Ss]plitter returned no (?:training|validation|test) samples",
-            r"num samples is empty",
+            # a sampler or loader handed an empty dataset: torch's RandomSampler ("num_samples should be
+            # a positive integer value, but got num_samples=0"), other trainers' "num samples is empty"
+            r"num[_ ]samples is empty",
+            r"\bnum[_ ]samples ?[=:] ?0\b",
             r"[Vv]alidation set size is configured to be larger than (?:the )?entire dataset",
             r"[Dd]ataset \S+ is empty",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
-        "--seq-length and the requested iterations, or a split weight is 0 while evaluation asks "
-        "for it.",
+        "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
+        "for it, or the data path matched no data at all.",
         "Use a larger corpus or smaller --seq-length; give every evaluated split a share of --split "
         "(e.g. 98,2,0 with --eval-iters > 0), or set --eval-iters 0 with --split 100,0,0.",
     ),
@@ -594,7 +625,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"found NaN in local grad norm",
             r"[Ll]oss is (NaN|nan|NAN|inf|Inf|Infinity)",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
-            r"\b(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity)\b",
+            # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
+            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity)\b",
             r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
@@ -669,6 +701,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ErrImagePull",
             r"ImagePullBackOff",
             r"Failed to pull image",
+            # `kubectl logs` of a pod whose container never started
+            r"waiting to start: (?:trying and failing to pull image|image can't be pulled)",
             r"pull access denied",
             r"manifest unknown",
             r"Back-off pulling image",

@@ -399,7 +399,7 @@ class _Scan:
         if everything or ("misc", 0) in targets:
             if "lock" in line:
                 self._lock(line, number)
-            if "reducing to" in line:
+            if "educing" in line:  # "reducing to 8" / "Reducing dynamic loss scale from 8.0 to 4.0"
                 m = _OVERFLOW.search(line)
                 if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
                     self._add("nan_loss", number, line)
@@ -475,8 +475,11 @@ class _Scan:
         grad = rec.get("grad_norm")
         scale = rec.get("loss_scale")
         skipped = rec.get("skipped_iterations") or 0
-        # Megatron prints a loss only when its average is > 0, so a NaN loss drops out of the line
-        vanished = bool(self.loss_keys - losses.keys()) and not skipped
+        # Megatron prints a loss only when its average is > 0, so a NaN loss drops out of the line:
+        # a loss seen before is gone, or a line of Megatron's full form (loss-scale and skipped-
+        # iterations columns) has none at all, with no skipped iteration (fp16 warm-up) to explain it
+        lossless = not losses and scale is not None and rec.get("skipped_iterations") is not None
+        vanished = (bool(self.loss_keys - losses.keys()) or lossless) and not skipped
         self.loss_keys = set(losses)
         collapsed = (isinstance(scale, float) and math.isfinite(scale) and self.max_loss_scale > 1
                      and scale < F.LOSS_SCALE_COLLAPSE and skipped > 0)  # fmt: skip
@@ -550,9 +553,36 @@ class _Scan:
             if t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
                 self._add("triton_cache_hang", number, line)
 
+    def _unwrap_tail(self) -> None:
+        """Signatures split over two lines by wrapping, near the end where a failure is printed.
+
+        Only matches that span the join count (a line matching alone was judged in the pass); the
+        finding quotes the first of the two lines, as printed.
+        """
+        tail = list(self.tail)
+        for (number, a), (_, b) in zip(tail, tail[1:], strict=False):
+            if len(a) < F.UNWRAP_MIN_CHARS:
+                continue
+            for joined in (a + b, a + " " + b):
+                hit = next(
+                    (
+                        sig.label
+                        for sig, rx in _SIGS
+                        if sig.severity == "error"
+                        and (m := rx.search(joined)) is not None
+                        and m.start() < len(a) < m.end()
+                    ),
+                    None,
+                )
+                if hit is not None:
+                    self._add(hit, number, a)
+                    break
+
     def result(self) -> Verdict:
         self._hang()
         self._stuck_locks()
+        if not any(f.severity == "error" for f in self.found.values()):
+            self._unwrap_tail()
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
                 self._add(label, number, line)
