@@ -55,12 +55,12 @@ class ModelConfig:
     ffn_hidden_size: int | None = None  # None: Megatron's default (4h, or the SwiGLU rule)
     max_position_embeddings: int | None = None  # None: seq_length
     make_vocab_size_divisible_by: int = 128
-    position_embedding_type: str = "learned_absolute"  # learned_absolute | rope | none
-    normalization: str = "LayerNorm"  # LayerNorm | RMSNorm
+    position_embedding_type: str = "learned_absolute"  # choices: facts/megatron_flags.py
+    normalization: str = "LayerNorm"  # choices: facts/megatron_flags.py
     swiglu: bool = False
     add_bias_linear: bool = True
     untie_embeddings_and_output_weights: bool = False
-    attention_backend: str = "auto"  # auto | flash | fused | unfused | local
+    attention_backend: str = "auto"  # choices: facts/megatron_flags.py
     num_experts: int | None = None
     moe_router_topk: int = 2
     moe_ffn_hidden_size: int | None = None
@@ -139,14 +139,14 @@ class ParallelConfig:
     num_layers_per_virtual_pipeline_stage: int | None = None
     sequence_parallel: bool = False
     use_distributed_optimizer: bool = False
-    recompute_granularity: str | None = None  # None | full | selective
-    recompute_method: str | None = None  # None | uniform | block
+    recompute_granularity: str | None = None  # None: no recompute; choices: facts/megatron_flags.py
+    recompute_method: str | None = None  # None: not given; choices: the flag table
     recompute_num_layers: int | None = None
     micro_batch_size: int = 1
     global_batch_size: int | None = None  # None: micro x DP (Megatron's default)
     bf16: bool = False
     fp16: bool = False
-    fp8_format: str | None = None  # None | hybrid | e4m3
+    fp8_format: str | None = None  # None: no FP8; choices: the flag table
 
     @property
     def tp(self) -> int:

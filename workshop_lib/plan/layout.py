@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-RECOMPUTE_CHOICES = ("none", "selective", "full")
+from ..facts.megatron_flags import choices
+
+# The recompute choice of a layout, as the notebook, the calculator and --search offer it: "none",
+# then Megatron's granularities from the least recomputed to the most (Megatron lists them the other
+# way round: full, selective).
+RECOMPUTE_CHOICES = ("none", *reversed(choices("recompute-granularity")))
 
 
 def layout_flags(
