@@ -180,13 +180,24 @@ def test_no_choice_tuple_is_written_outside_the_table():
     assert not copies, "read them from facts/megatron_flags.py instead: " + "; ".join(copies)
 
 
+def _number_checks(tree: ast.AST):
+    """``try: float(x)`` with the result thrown away: the "is this a number" idiom."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and len(node.body) == 1 and isinstance(node.body[0], ast.Expr):
+            call = node.body[0].value
+            if isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and call.func.id == "float":
+                yield node.lineno
+
+
 def test_no_second_number_check():
     """'Is this flag value a number' is facts.megatron_flags.is_number, not a private copy."""
     copies = [
-        f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {node.name}"
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
         for path in sorted(PACKAGE.rglob("*.py"))
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
-        if isinstance(node, ast.FunctionDef) and node.name in ("_is_number", "_is_weight", "is_number")
-        and path.name != "megatron_flags.py"
-    ]  # fmt: skip
-    assert not copies, copies
+        if path.name != "megatron_flags.py"
+        for line in _number_checks(ast.parse(path.read_text(encoding="utf-8")))
+    ]
+    assert not copies, "use facts.megatron_flags.is_number: " + ", ".join(copies)
+    assert list(_number_checks(ast.parse((PACKAGE / "facts" / "megatron_flags.py").read_text()))), (
+        "the check moved"
+    )
