@@ -30,8 +30,7 @@ the bottom floor, and ``--help`` must stay instant.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 # Argument groups, named as Megatron-LM's ``_add_*_args`` functions name theirs.
 NET = "network size"
@@ -51,9 +50,12 @@ TPJ = frozenset({TRAINER, PLAN, JOB})
 J = frozenset({JOB})
 
 
-@dataclass(frozen=True)
-class Flag:
-    """One Megatron-LM flag and every use the kit makes of it."""
+class Flag(NamedTuple):
+    """One Megatron-LM flag and every use the kit makes of it.
+
+    A NamedTuple rather than a dataclass: ``dataclasses`` pulls in ``inspect`` and ``ast``, which
+    would add tens of milliseconds to every ``--help`` that reads this table.
+    """
 
     name: str  # Megatron-LM's spelling, without the leading "--"
     type: type  # int | float | str | bool (a bare store_true flag) | list (nargs='*')
