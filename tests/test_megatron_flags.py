@@ -151,6 +151,18 @@ def test_is_number(text, expected):
     assert mf.is_number(text) is expected
 
 
+def test_parse_argv_reads_both_forms_and_lists():
+    argv = ["--num-layers", "32", "--swiglu", "--lr=3e-5", "--data-path", "0.7", "/d/a", "0.3", "/d/b",
+            "--normalization", "RMSNorm"]  # fmt: skip
+    assert mf.parse_argv(argv) == {"num-layers": 32, "swiglu": True, "lr": 3e-5,
+                                   "data-path": ["0.7", "/d/a", "0.3", "/d/b"], "normalization": "RMSNorm"}  # fmt: skip
+    flags = {"tensor-model-parallel-size": 2, "bf16": True, "recompute-granularity": "full"}
+    assert mf.parse_argv(mf.format_flags(flags)) == flags
+    for bad in (["32"], ["--num-layers", "32", "33"]):
+        with pytest.raises(ValueError):
+            mf.parse_argv(bad)
+
+
 def test_typed_value_keeps_paths_and_choices_as_text():
     assert mf.typed_value("tokenizer-model", "123") == "123"
     assert mf.typed_value("lr", "3e-5") == 3e-5 and mf.typed_value("micro-batch-size", "2") == 2

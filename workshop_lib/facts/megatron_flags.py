@@ -527,6 +527,31 @@ def typed_value(name: str, text: str) -> Any:
         return text
 
 
+def parse_argv(tokens: Iterable[str]) -> dict[str, Any]:
+    """Command-line tokens (``["--num-layers", "32", "--swiglu", "--lr=3e-5"]``) in job-YAML form.
+
+    ``--flag value``, ``--flag=value`` and a bare ``--flag`` (True); each value typed by
+    :func:`typed_value`, a ``list`` flag's values kept as a list. The inverse of :func:`format_flags`
+    for what ``workshop import-hf`` records and ``workshop plan --hf-config`` reads.
+    """
+    out: dict[str, Any] = {}
+    key: str | None = None
+    for tok in tokens:
+        if tok.startswith("--"):
+            key, eq, value = tok[2:].partition("=")
+            out[key] = typed_value(key, value) if eq else True
+            key = None if eq else key
+        elif key is None:
+            raise ValueError(f"{tok!r} does not follow a --flag")
+        elif key in BY_NAME and BY_NAME[key].type is list:
+            out[key] = [*(out[key] if isinstance(out[key], list) else []), tok]
+        elif out[key] is True:
+            out[key] = typed_value(key, tok)
+        else:
+            raise ValueError(f"--{key} takes one value, got another: {tok!r}")
+    return out
+
+
 def format_flags(flags: Mapping[str, Any]) -> list[str]:
     """``{"tensor-model-parallel-size": 2, "bf16": True}`` -> ``["--tensor-model-parallel-size=2", "--bf16"]``.
 

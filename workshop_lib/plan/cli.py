@@ -128,18 +128,8 @@ def hf_config_args(path: str) -> dict[str, Any]:
     from ..convert.hfconfig import load_spec
 
     spec, _cfg = load_spec(path)
-    tokens = spec.megatron_flags()
     known = {f.name for f in _PLAN_FLAGS if f.config == "model"}
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        flag = tokens[i][2:]
-        has_value = i + 1 < len(tokens) and not tokens[i + 1].startswith("--")
-        value: Any = megatron_flags.typed_value(flag, tokens[i + 1]) if has_value else True
-        if flag in known:
-            out[flag] = value
-        i += 2 if has_value else 1
-    return out
+    return {k: v for k, v in megatron_flags.parse_argv(spec.megatron_flags()).items() if k in known}
 
 
 def _run(ns: argparse.Namespace) -> int:
