@@ -16,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from workshop_lib.facts.megatron_flags import format_flags
 from workshop_lib.plan.api import resolve_args
 from workshop_lib.plan.config import ClusterConfig
 from workshop_lib.plan.search import candidate_layouts, search
@@ -48,7 +49,7 @@ def run_case(model: str, instance: str, gpu: str, gpn: int, nodes: int, gbs: int
         "best_s": min(times),
         "best_config": " ".join(
             a
-            for a in (best["megatron_args"] if best else [])
+            for a in (format_flags(best["flags"]) if best else [])
             if a.split("=")[0]
             in (
                 "--tensor-model-parallel-size",

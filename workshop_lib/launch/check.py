@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from ..errors import WorkshopError
-from ..facts import nccl_rules
+from ..facts import megatron_flags, nccl_rules
 from ..facts.nccl_rules import RULES, RULES_BY_ID, Rule
 from ..facts.platforms import SHM_MIN_GIB
 from .jobspec import JobSpec, quantity_bytes
@@ -174,13 +174,7 @@ def _path_tokens(flag: str, value: Any) -> list[str]:
     if value is None or isinstance(value, bool):
         return []
     tokens = [str(v) for v in value] if isinstance(value, list) else str(value).split()
-    out = []
-    for tok in tokens:
-        try:
-            float(tok)
-        except ValueError:
-            out.append(tok)
-    return out
+    return [tok for tok in tokens if not megatron_flags.is_number(tok)]
 
 
 def _on_volume(path: str, mount: str) -> bool:

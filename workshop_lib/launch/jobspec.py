@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
-from ..facts import hardware, operators, platforms
+from ..facts import hardware, megatron_flags, operators, platforms
 from ..fsutil import check_k8s_name
 from ..k8sfields import SYSTEM_TREES, WHOLE_DIRS, check_image, check_mount_path, quantity_bytes
 from ..safeyaml import clip, has_control
@@ -56,9 +56,6 @@ _FLAG = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 # A Secret's name is a DNS subdomain; its data keys are letters, digits, '-', '_' and '.'.
 _SECRET_NAME = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _SECRET_KEY = re.compile(r"^[-._a-zA-Z0-9]+$")
-# Megatron flags that take several values (``nargs='*'``): a blend's weights and prefixes. The
-# trainer's parser is the authority (:func:`multi_value_flags`); these are Megatron-LM's own.
-MULTI_VALUE_FLAGS = frozenset({"data-path", "train-data-path", "valid-data-path", "test-data-path"})
 
 Scalar = str | int | float | bool
 
@@ -165,45 +162,22 @@ def _mount_path(src: str, mount: Any) -> str:
 
 @functools.lru_cache(maxsize=1)
 def numeric_flags() -> dict[str, type]:
-    """Megatron flag (no dashes) -> ``int`` or ``float``, for the flags the kit's trainer declares.
+    """Megatron flag (no dashes) -> ``int`` or ``float``, for every job-file flag of the flag table.
 
-    The trainer's own argument table (``workshop_lib.train.arguments``, standard library only) is
-    the authority: a value it would reject at start-up, on every node, is rejected here instead.
-    Without the train room the plan room's integer flags are used.
+    ``facts/megatron_flags.py`` is the trainer's own table, so a value the trainer would reject at
+    start-up, on every node, is rejected here instead.
     """
-    try:
-        from ..train.arguments import build_parser
-    except ImportError:
-        try:
-            from ..plan import config as plan_config
-        except ImportError:
-            return {}
-        return {f: int for f in (*plan_config.MODEL_INT_FLAGS, *plan_config.PARALLEL_INT_FLAGS)}
-    out: dict[str, type] = {}
-    for action in build_parser()._actions:
-        if action.type in (int, float) and action.nargs is None:
-            for opt in action.option_strings:
-                if opt.startswith("--"):
-                    out[opt[2:]] = action.type
-    return out
+    return {f.name: f.type for f in megatron_flags.accepted_by(megatron_flags.JOB) if f.type in (int, float)}
 
 
 @functools.lru_cache(maxsize=1)
 def multi_value_flags() -> frozenset[str]:
-    """Flags (no dashes) that take several values: the trainer's ``nargs`` flags and Megatron's blends.
+    """Flags (no dashes) that take several values (``list`` rows of the flag table: a blend's prefixes).
 
     Only these split a string at whitespace (``data-path: "0.3 /a 0.7 /b"``); any other string value
     is one argument whatever it holds, so ``save: "/shared/x --load /tmp/y"`` cannot add a flag.
     """
-    out = set(MULTI_VALUE_FLAGS)
-    try:
-        from ..train.arguments import build_parser
-    except ImportError:
-        return frozenset(out)
-    for action in build_parser()._actions:
-        if action.nargs in ("*", "+") or isinstance(action.nargs, int) and action.nargs > 1:
-            out.update(o[2:] for o in action.option_strings if o.startswith("--"))
-    return frozenset(out)
+    return frozenset(f.name for f in megatron_flags.accepted_by(megatron_flags.JOB) if f.type is list)
 
 
 def arg_values(flag: str, value: Any) -> list[str]:
@@ -215,14 +189,6 @@ def arg_values(flag: str, value: Any) -> list[str]:
     if isinstance(value, str) and flag in multi_value_flags():
         return value.split()
     return [str(value)]
-
-
-def _is_number(text: str) -> bool:
-    try:
-        float(text)
-    except ValueError:
-        return False
-    return True
 
 
 def _check_arg_value(src: str, flag: str, value: Any) -> None:
@@ -242,7 +208,7 @@ def _check_arg_value(src: str, flag: str, value: Any) -> None:
     values = arg_values(flag, value)
     if len(values) > 1 or isinstance(value, list):
         for item in values:
-            if item.startswith("-") and not _is_number(item):
+            if item.startswith("-") and not megatron_flags.is_number(item):
                 raise _fail(
                     src,
                     f"args.{flag}",
@@ -266,11 +232,7 @@ def _check_arg_type(src: str, flag: str, value: Any) -> None:
             isinstance(value, str) and re.fullmatch(r"[+-]?[0-9]+", value.strip())
         )
     else:
-        try:
-            float(value)
-            ok = True
-        except ValueError:
-            ok = False
+        ok = megatron_flags.is_number(value)
     if not ok:
         raise _fail(src, f"args.{flag}", problem)
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..facts.hardware import GPUS
+from ..facts.megatron_flags import format_flags
 from .config import (
     ClusterConfig,
     ModelConfig,
@@ -62,82 +63,103 @@ def resolve_args(
     return m, par, missing
 
 
-def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
-    """The flags to paste into a Megatron-LM launch, ``--flag=value`` / ``--flag`` form."""
-    out = [
-        f"--num-layers={m.num_layers}",
-        f"--hidden-size={m.hidden_size}",
-        f"--num-attention-heads={m.heads}",
-    ]
+def plan_flags(m: ModelConfig, par: ParallelConfig) -> dict[str, Any]:
+    """The plan's layout as Megatron flags (job-YAML form: ``{"tensor-model-parallel-size": 2, "bf16": True}``).
+
+    What a Megatron-LM launch needs for this model and layout, in the order a person would write
+    them: flags at Megatron's default are left out, except the sizes people look for. The plan keeps
+    this dict (``plan["flags"]``); :func:`plan_json` spells it as ``--flag=value`` strings.
+    """
+    out: dict[str, Any] = {
+        "num-layers": m.num_layers,
+        "hidden-size": m.hidden_size,
+        "num-attention-heads": m.heads,
+    }
     if m.num_query_groups and m.num_query_groups != m.heads:
-        out += ["--group-query-attention", f"--num-query-groups={m.num_query_groups}"]
+        out.update({"group-query-attention": True, "num-query-groups": m.num_query_groups})
     if m.kv_channels:
-        out.append(f"--kv-channels={m.kv_channels}")
-    out.append(f"--ffn-hidden-size={m.ffn}")
-    out += [f"--seq-length={m.seq_length}", f"--max-position-embeddings={m.max_positions}"]
+        out["kv-channels"] = m.kv_channels
+    out["ffn-hidden-size"] = m.ffn
+    out.update({"seq-length": m.seq_length, "max-position-embeddings": m.max_positions})
     if m.make_vocab_size_divisible_by != 128:
-        out.append(f"--make-vocab-size-divisible-by={m.make_vocab_size_divisible_by}")
+        out["make-vocab-size-divisible-by"] = m.make_vocab_size_divisible_by
     if m.position_embedding_type != "learned_absolute":
-        out.append(f"--position-embedding-type={m.position_embedding_type}")
+        out["position-embedding-type"] = m.position_embedding_type
     if m.normalization != "LayerNorm":
-        out.append(f"--normalization={m.normalization}")
+        out["normalization"] = m.normalization
     if m.swiglu:
-        out.append("--swiglu")
+        out["swiglu"] = True
     if not m.add_bias_linear:
-        out.append("--disable-bias-linear")
+        out["disable-bias-linear"] = True
     if m.untie_embeddings_and_output_weights:
-        out.append("--untie-embeddings-and-output-weights")
+        out["untie-embeddings-and-output-weights"] = True
     if m.qk_layernorm:
-        out.append("--qk-layernorm")
+        out["qk-layernorm"] = True
     if m.attention_backend != "auto":
-        out.append(f"--attention-backend={m.attention_backend}")
+        out["attention-backend"] = m.attention_backend
     if m.is_moe:
-        out += [
-            f"--num-experts={m.num_experts}",
-            f"--moe-router-topk={m.moe_router_topk}",
-            f"--moe-ffn-hidden-size={m.moe_ffn}",
-        ]
+        out.update(
+            {
+                "num-experts": m.num_experts,
+                "moe-router-topk": m.moe_router_topk,
+                "moe-ffn-hidden-size": m.moe_ffn,
+            }
+        )
         if m.moe_shared_expert_intermediate_size:
-            out.append(f"--moe-shared-expert-intermediate-size={m.moe_shared_expert_intermediate_size}")
+            out["moe-shared-expert-intermediate-size"] = m.moe_shared_expert_intermediate_size
         if m.moe_router_pre_softmax:
-            out.append("--moe-router-pre-softmax")
+            out["moe-router-pre-softmax"] = True
         if m.moe_layer_freq != 1:
-            out.append(f"--moe-layer-freq={m.moe_layer_freq}")
-    out += [
-        f"--tensor-model-parallel-size={par.tp}",
-        f"--pipeline-model-parallel-size={par.pp}",
-    ]
+            out["moe-layer-freq"] = m.moe_layer_freq
+    out.update({"tensor-model-parallel-size": par.tp, "pipeline-model-parallel-size": par.pp})
     if par.cp > 1:
-        out.append(f"--context-parallel-size={par.cp}")
+        out["context-parallel-size"] = par.cp
     if par.ep > 1:
-        out.append(f"--expert-model-parallel-size={par.ep}")
+        out["expert-model-parallel-size"] = par.ep
     if par.expert_tensor_parallel_size and par.expert_tensor_parallel_size != par.tp:
-        out.append(f"--expert-tensor-parallel-size={par.expert_tensor_parallel_size}")
+        out["expert-tensor-parallel-size"] = par.expert_tensor_parallel_size
     if par.num_layers_per_virtual_pipeline_stage and par.pp > 1:
-        out.append(f"--num-layers-per-virtual-pipeline-stage={par.num_layers_per_virtual_pipeline_stage}")
+        out["num-layers-per-virtual-pipeline-stage"] = par.num_layers_per_virtual_pipeline_stage
     if par.sequence_parallel and par.tp > 1:  # at TP=1 Megatron turns it off (a warning in the plan)
-        out.append("--sequence-parallel")
+        out["sequence-parallel"] = True
     if par.use_distributed_optimizer:
-        out.append("--use-distributed-optimizer")
+        out["use-distributed-optimizer"] = True
     if par.recompute_granularity:
-        out.append(f"--recompute-granularity={par.recompute_granularity}")
+        out["recompute-granularity"] = par.recompute_granularity
     if par.recompute_method:
-        out.append(f"--recompute-method={par.recompute_method}")
+        out["recompute-method"] = par.recompute_method
     if par.recompute_num_layers:
-        out.append(f"--recompute-num-layers={par.recompute_num_layers}")
-    out.append(f"--micro-batch-size={par.micro_batch_size}")
+        out["recompute-num-layers"] = par.recompute_num_layers
+    out["micro-batch-size"] = par.micro_batch_size
     if par.global_batch_size:
-        out.append(f"--global-batch-size={par.global_batch_size}")
+        out["global-batch-size"] = par.global_batch_size
     if par.bf16:
-        out.append("--bf16")
+        out["bf16"] = True
     if par.fp16:
-        out.append("--fp16")
+        out["fp16"] = True
     if par.fp8_format:
-        out.append(f"--fp8-format={par.fp8_format}")
+        out["fp8-format"] = par.fp8_format
     return out
 
 
-def _null_plan(issues: list[PlanIssue], margs: list[str]) -> dict[str, Any]:
+def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
+    """The flags to paste into a Megatron-LM launch, ``--flag=value`` / ``--flag`` form."""
+    return format_flags(plan_flags(m, par))
+
+
+def plan_json(p: Mapping[str, Any]) -> dict[str, Any]:
+    """The contract's ``workshop plan --json`` object of a plan: its ``flags`` as ``megatron_args`` strings.
+
+    Same keys in the same order as :func:`plan` builds them; only the layout changes form, here and
+    nowhere else (``facts.megatron_flags.format_flags``).
+    """
+    return {
+        ("megatron_args" if k == "flags" else k): (format_flags(v) if k == "flags" else v)
+        for k, v in p.items()
+    }
+
+
+def _null_plan(issues: list[PlanIssue], flags: dict[str, Any]) -> dict[str, Any]:
     return {
         "valid": False,
         "errors": [i.render() for i in issues if i.severity == "error"],
@@ -156,7 +178,7 @@ def _null_plan(issues: list[PlanIssue], margs: list[str]) -> dict[str, Any]:
         "pipeline_bubble_fraction": None,
         "flops_per_iteration": None,
         "estimate": {"seconds_per_iteration": None, "tokens_per_second": None, "mfu": None},
-        "megatron_args": margs,
+        "flags": flags,
     }
 
 
@@ -175,7 +197,7 @@ def plan(
     if cl.gpu not in GPUS:
         raise UsageError(f"--gpu: unknown {cl.gpu!r}; choose one of {', '.join(GPUS)}")
     issues = list(issues or []) + check(m, par, cl)
-    margs = megatron_args(m, par)
+    flags = plan_flags(m, par)
     errors = [i for i in issues if i.severity == "error"]
     # Sizes that make the arithmetic meaningless: report them without numbers.
     structural = {
@@ -185,7 +207,7 @@ def plan(
         "model-args-missing",
     }
     if any(i.rule in structural for i in errors):
-        return _null_plan(issues, margs)
+        return _null_plan(issues, flags)
     world = cl.world_size
     dp, n_mb = derived_sizes(m, par, cl)
     gbs = par.global_batch_size or par.micro_batch_size * dp
@@ -246,7 +268,7 @@ def plan(
         "pipeline_bubble_fraction": bubble,
         "flops_per_iteration": flops,
         "estimate": est.as_json(),
-        "megatron_args": margs,
+        "flags": flags,
     }
     if details:
         out["details"] = {
@@ -326,12 +348,12 @@ def plan_from_megatron_args(
     details: bool = True,
     train_tokens: float = DEFAULT_TRAIN_TOKENS,
 ) -> dict[str, Any]:
-    """The contract's ``workshop plan --json`` object for a Megatron launch's flags."""
+    """The contract's ``workshop plan --json`` object for a Megatron launch's flags (``megatron_args`` strings)."""
     m, par, missing = resolve_args(args)
     cl = _cluster(gpu, gpus_per_node, nodes, instance_type)
     if missing:
-        return _null_plan([_missing_issue(missing)], [])
-    return plan(m, par, cl, details=details, train_tokens=train_tokens)
+        return plan_json(_null_plan([_missing_issue(missing)], {}))
+    return plan_json(plan(m, par, cl, details=details, train_tokens=train_tokens))
 
 
 # ---- notebook 02's entry point: it imports this module and the widgets, nothing else ------------

@@ -10,59 +10,35 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-_MODEL_INT = (
-    "num-layers",
-    "hidden-size",
-    "num-attention-heads",
-    "num-query-groups",
-    "kv-channels",
-    "ffn-hidden-size",
-    "seq-length",
-    "max-position-embeddings",
-    "vocab-size",
-    "make-vocab-size-divisible-by",
-    "num-experts",
-    "moe-router-topk",
-    "moe-ffn-hidden-size",
-    "moe-shared-expert-intermediate-size",
-    "moe-layer-freq",
-)
-_MODEL_BOOL = (
-    "group-query-attention",
-    "swiglu",
-    "disable-bias-linear",
-    "untie-embeddings-and-output-weights",
-    "qk-layernorm",
-)
-_PAR_INT = (
-    "tensor-model-parallel-size",
-    "pipeline-model-parallel-size",
-    "context-parallel-size",
-    "expert-model-parallel-size",
-    "expert-tensor-parallel-size",
-    "num-layers-per-virtual-pipeline-stage",
-    "recompute-num-layers",
-    "micro-batch-size",
-    "global-batch-size",
-)
-_PAR_BOOL = ("sequence-parallel", "use-distributed-optimizer", "bf16", "fp16")
+from ..facts import megatron_flags
+
+# workshop plan's Megatron flags: the flag table's rows it accepts, in the table's order. Model rows
+# go to the "model" group of --help, the others to "parallelism, batch and precision".
+_PLAN_FLAGS = megatron_flags.accepted_by(megatron_flags.PLAN)
+_MODEL_GROUP = tuple(f for f in _PLAN_FLAGS if f.config == "model" or f.name == "tokenizer-model")
+_PARALLEL_GROUP = tuple(f for f in _PLAN_FLAGS if f not in _MODEL_GROUP)
+# The plan's own help where it reads a flag differently from the trainer.
+_PLAN_HELP = {"tokenizer-model": "read the vocabulary size from a tokenizer.json"}
 
 # For --search: flags (attribute names) pinned by the user are not searched.
-_SEARCHABLE = {
-    "tensor-model-parallel-size": "tensor_model_parallel_size",
-    "pipeline-model-parallel-size": "pipeline_model_parallel_size",
-    "context-parallel-size": "context_parallel_size",
-    "expert-model-parallel-size": "expert_model_parallel_size",
-    "num-layers-per-virtual-pipeline-stage": "num_layers_per_virtual_pipeline_stage",
-    "micro-batch-size": "micro_batch_size",
-    "recompute-granularity": "recompute_granularity",
-    "use-distributed-optimizer": "use_distributed_optimizer",
-    "sequence-parallel": "sequence_parallel",
-}
+_SEARCHABLE = {f.name: f.attr for f in _PLAN_FLAGS if f.searched}
 
 
-def _dest(flag: str) -> str:
-    return flag.replace("-", "_")
+def _add(group: argparse._ArgumentGroup, row: megatron_flags.Flag) -> None:
+    """One table row as a plan argument: sizes are whole numbers >= 1, choices as the table lists them.
+
+    Defaults are None (absent): the planner's readers apply Megatron-LM's defaults themselves, and
+    --search must see which flags the user pinned.
+    """
+    name, help = f"--{row.name}", _PLAN_HELP.get(row.name)
+    if row.type is bool:
+        group.add_argument(name, action="store_true", default=None, help=help)
+    elif row.choices:
+        group.add_argument(name, choices=row.choices, help=help)
+    elif row.type is int:
+        group.add_argument(name, type=_positive_int, default=None, metavar="N", help=help)
+    else:
+        group.add_argument(name, metavar="PATH", help=help)
 
 
 def _positive_int(text: str) -> int:
@@ -104,14 +80,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     g.add_argument(
         "--model", metavar="PRESET", help="a preset from workshop_lib/facts/models.py, e.g. techpulse-7b"
     )
-    for f in _MODEL_INT:
-        g.add_argument(f"--{f}", type=_positive_int, default=None, metavar="N")
-    for f in _MODEL_BOOL:
-        g.add_argument(f"--{f}", action="store_true", default=None)
-    g.add_argument("--position-embedding-type", choices=("learned_absolute", "rope", "none"))
-    g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"))
-    g.add_argument("--attention-backend", choices=("auto", "flash", "fused", "unfused", "local"))
-    g.add_argument("--tokenizer-model", metavar="PATH", help="read the vocabulary size from a tokenizer.json")
+    for row in _MODEL_GROUP:
+        _add(g, row)
     g.add_argument(
         "--hf-config",
         metavar="PATH",
@@ -119,13 +89,8 @@ def register(sub: argparse._SubParsersAction) -> None:
         "model flags given too override it",
     )
     q = p.add_argument_group("parallelism, batch and precision")
-    for f in _PAR_INT:
-        q.add_argument(f"--{f}", type=_positive_int, default=None, metavar="N")
-    for f in _PAR_BOOL:
-        q.add_argument(f"--{f}", action="store_true", default=None)
-    q.add_argument("--recompute-granularity", choices=("full", "selective"))
-    q.add_argument("--recompute-method", choices=("uniform", "block"))
-    q.add_argument("--fp8-format", choices=("hybrid", "e4m3"))
+    for row in _PARALLEL_GROUP:
+        _add(q, row)
     c = p.add_argument_group("cluster")
     c.add_argument(
         "--gpu", default=None, help="a10g|a100-40gb|a100-80gb|h100-80gb|h200|b200 (default h100-80gb)"
@@ -154,27 +119,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _collect(ns: argparse.Namespace) -> dict[str, Any]:
-    args: dict[str, Any] = {}
-    for f in (*_MODEL_INT, *_PAR_INT):
-        v = getattr(ns, _dest(f))
-        if v is not None:
-            args[f] = v
-    for f in (*_MODEL_BOOL, *_PAR_BOOL):
-        if getattr(ns, _dest(f)):
-            args[f] = True
-    for f in (
-        "position-embedding-type",
-        "normalization",
-        "attention-backend",
-        "recompute-granularity",
-        "recompute-method",
-        "fp8-format",
-        "tokenizer-model",
-    ):
-        v = getattr(ns, _dest(f))
-        if v is not None:
-            args[f] = v
-    return args
+    """The Megatron flags given on the command line, in job-YAML form (absent ones left out)."""
+    return {f.name: getattr(ns, f.dest) for f in _PLAN_FLAGS if getattr(ns, f.dest) is not None}
 
 
 def hf_config_args(path: str) -> dict[str, Any]:
@@ -182,18 +128,8 @@ def hf_config_args(path: str) -> dict[str, Any]:
     from ..convert.hfconfig import load_spec
 
     spec, _cfg = load_spec(path)
-    tokens = spec.megatron_flags()
-    known = {*_MODEL_INT, *_MODEL_BOOL, "position-embedding-type", "normalization"}
-    out: dict[str, Any] = {}
-    i = 0
-    while i < len(tokens):
-        flag = tokens[i][2:]
-        has_value = i + 1 < len(tokens) and not tokens[i + 1].startswith("--")
-        value: Any = tokens[i + 1] if has_value else True
-        if flag in known:
-            out[flag] = int(value) if flag in _MODEL_INT else value
-        i += 2 if has_value else 1
-    return out
+    known = {f.name for f in _PLAN_FLAGS if f.config == "model"}
+    return {k: v for k, v in megatron_flags.parse_argv(spec.megatron_flags()).items() if k in known}
 
 
 def _run(ns: argparse.Namespace) -> int:
@@ -239,13 +175,13 @@ def _run(ns: argparse.Namespace) -> int:
         fixed = [attr for flag, attr in _SEARCHABLE.items() if flag in args]
         configs = search(m, cl, par, fixed=fixed, limit=ns.top)
         if ns.json:
-            print_json({"configs": configs})
+            print_json({"configs": [api.plan_json(c) for c in configs]})
         else:
             print(report.search_table(configs, m, cl))
         return 0
     result = api.plan(m, par, cl, train_tokens=tokens)
     if ns.json:
-        print_json(result)
+        print_json(api.plan_json(result))
     else:
         print(report.plan_text(result))
     return 0

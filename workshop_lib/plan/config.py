@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import UsageError
+from ..facts import megatron_flags
 
 # When neither --vocab-size nor a readable tokenizer is given: the GPT-2 BPE vocabulary, which is
 # what Megatron-LM's GPT examples (GPT2BPETokenizer) use.
@@ -54,12 +55,12 @@ class ModelConfig:
     ffn_hidden_size: int | None = None  # None: Megatron's default (4h, or the SwiGLU rule)
     max_position_embeddings: int | None = None  # None: seq_length
     make_vocab_size_divisible_by: int = 128
-    position_embedding_type: str = "learned_absolute"  # learned_absolute | rope | none
-    normalization: str = "LayerNorm"  # LayerNorm | RMSNorm
+    position_embedding_type: str = "learned_absolute"  # choices: facts/megatron_flags.py
+    normalization: str = "LayerNorm"  # choices: facts/megatron_flags.py
     swiglu: bool = False
     add_bias_linear: bool = True
     untie_embeddings_and_output_weights: bool = False
-    attention_backend: str = "auto"  # auto | flash | fused | unfused | local
+    attention_backend: str = "auto"  # choices: facts/megatron_flags.py
     num_experts: int | None = None
     moe_router_topk: int = 2
     moe_ffn_hidden_size: int | None = None
@@ -138,14 +139,14 @@ class ParallelConfig:
     num_layers_per_virtual_pipeline_stage: int | None = None
     sequence_parallel: bool = False
     use_distributed_optimizer: bool = False
-    recompute_granularity: str | None = None  # None | full | selective
-    recompute_method: str | None = None  # None | uniform | block
+    recompute_granularity: str | None = None  # None: no recompute; choices: facts/megatron_flags.py
+    recompute_method: str | None = None  # None: not given; choices: the flag table
     recompute_num_layers: int | None = None
     micro_batch_size: int = 1
     global_batch_size: int | None = None  # None: micro x DP (Megatron's default)
     bf16: bool = False
     fp16: bool = False
-    fp8_format: str | None = None  # None | hybrid | e4m3
+    fp8_format: str | None = None  # None: no FP8; choices: the flag table
 
     @property
     def tp(self) -> int:
@@ -204,64 +205,15 @@ class PlanInput:
 # ---------------------------------------------------------------------------------------------
 # Reading Megatron flags in job-YAML form.
 
-MODEL_INT_FLAGS = {
-    "num-layers": "num_layers",
-    "hidden-size": "hidden_size",
-    "num-attention-heads": "num_attention_heads",
-    "num-query-groups": "num_query_groups",
-    "kv-channels": "kv_channels",
-    "ffn-hidden-size": "ffn_hidden_size",
-    "seq-length": "seq_length",
-    "max-position-embeddings": "max_position_embeddings",
-    "vocab-size": "vocab_size",
-    "make-vocab-size-divisible-by": "make_vocab_size_divisible_by",
-    "num-experts": "num_experts",
-    "moe-router-topk": "moe_router_topk",
-    "moe-ffn-hidden-size": "moe_ffn_hidden_size",
-    "moe-shared-expert-intermediate-size": "moe_shared_expert_intermediate_size",
-    "moe-layer-freq": "moe_layer_freq",
-}
-MODEL_STR_FLAGS = {
-    "position-embedding-type": ("position_embedding_type", ("learned_absolute", "rope", "none")),
-    "normalization": ("normalization", ("LayerNorm", "RMSNorm")),
-    "attention-backend": ("attention_backend", ("auto", "flash", "fused", "unfused", "local")),
-}
-MODEL_BOOL_FLAGS = {
-    "swiglu": ("swiglu", True),
-    "disable-bias-linear": ("add_bias_linear", False),
-    "untie-embeddings-and-output-weights": ("untie_embeddings_and_output_weights", True),
-    "qk-layernorm": ("qk_layernorm", True),
-    "moe-router-pre-softmax": ("moe_router_pre_softmax", True),
-}
-PARALLEL_INT_FLAGS = {
-    "tensor-model-parallel-size": "tensor_model_parallel_size",
-    "pipeline-model-parallel-size": "pipeline_model_parallel_size",
-    "context-parallel-size": "context_parallel_size",
-    "expert-model-parallel-size": "expert_model_parallel_size",
-    "expert-tensor-parallel-size": "expert_tensor_parallel_size",
-    "num-layers-per-virtual-pipeline-stage": "num_layers_per_virtual_pipeline_stage",
-    "recompute-num-layers": "recompute_num_layers",
-    "micro-batch-size": "micro_batch_size",
-    "global-batch-size": "global_batch_size",
-}
-PARALLEL_STR_FLAGS = {
-    "recompute-granularity": ("recompute_granularity", ("full", "selective")),
-    "recompute-method": ("recompute_method", ("uniform", "block")),
-    "fp8-format": ("fp8_format", ("hybrid", "e4m3")),
-}
-PARALLEL_BOOL_FLAGS = {
-    "sequence-parallel": "sequence_parallel",
-    "use-distributed-optimizer": "use_distributed_optimizer",
-    "bf16": "bf16",
-    "fp16": "fp16",
-}
-# Aliases Megatron accepts.
-ALIASES = {
-    "tensor-parallel-size": "tensor-model-parallel-size",
-    "tp": "tensor-model-parallel-size",
-    "pipeline-parallel-size": "pipeline-model-parallel-size",
-    "num-layers-per-virtual-stage": "num-layers-per-virtual-pipeline-stage",
-}
+# The flags each config reads are the rows of the flag table with a ``planner`` attribute
+# (``facts/megatron_flags.py``); so are their types, choices and the aliases the reader accepts.
+MODEL_FLAGS: tuple[megatron_flags.Flag, ...] = tuple(
+    f for f in megatron_flags.FLAGS if f.config == "model" and f.attr
+)
+PARALLEL_FLAGS: tuple[megatron_flags.Flag, ...] = tuple(
+    f for f in megatron_flags.FLAGS if f.config == "parallel" and f.attr
+)
+ALIASES = megatron_flags.ALIASES
 
 REQUIRED_MODEL_FLAGS = ("num-layers", "hidden-size", "num-attention-heads", "seq-length")
 
@@ -337,16 +289,7 @@ def model_from_args(
 
     Returns the config and the names of required flags that are missing.
     """
-    kw: dict[str, Any] = {}
-    for flag, attr in MODEL_INT_FLAGS.items():
-        if flag in args:
-            kw[attr] = _int(flag, args[flag])
-    for flag, (attr, choices) in MODEL_STR_FLAGS.items():
-        if flag in args:
-            kw[attr] = _choice(flag, args[flag], choices)
-    for flag, (attr, val) in MODEL_BOOL_FLAGS.items():
-        if flag in args and _bool(flag, args[flag]):
-            kw[attr] = val
+    kw = _read(args, MODEL_FLAGS)
     notes: list[str] = []
     gqa = "group-query-attention" in args and _bool("group-query-attention", args["group-query-attention"])
     if gqa:
@@ -375,7 +318,7 @@ def model_from_args(
     if base is not None:
         return replace(base, **kw), missing
     for flag in REQUIRED_MODEL_FLAGS:
-        if MODEL_INT_FLAGS[flag] not in kw:
+        if megatron_flags.flag(flag).attr not in kw:
             missing.append(flag)
     if missing:
         kw.setdefault("num_layers", 1)
@@ -386,14 +329,26 @@ def model_from_args(
 
 
 def parallel_from_args(args: Mapping[str, Any]) -> ParallelConfig:
+    """A :class:`ParallelConfig` from normalized flags (Megatron's defaults where a flag is absent)."""
+    return ParallelConfig(**_read(args, PARALLEL_FLAGS))
+
+
+def _read(args: Mapping[str, Any], rows: tuple[megatron_flags.Flag, ...]) -> dict[str, Any]:
+    """The config attributes the given rows fill from ``args``, each value checked by its row's type.
+
+    A bare flag given as true sets its attribute to the row's ``sets`` value (``--disable-bias-linear``
+    sets ``add_bias_linear=False``); given as false it leaves the default.
+    """
     kw: dict[str, Any] = {}
-    for flag, attr in PARALLEL_INT_FLAGS.items():
-        if flag in args:
-            kw[attr] = _int(flag, args[flag])
-    for flag, (attr, choices) in PARALLEL_STR_FLAGS.items():
-        if flag in args:
-            kw[attr] = _choice(flag, args[flag], choices)
-    for flag, attr in PARALLEL_BOOL_FLAGS.items():
-        if flag in args:
-            kw[attr] = _bool(flag, args[flag])
-    return ParallelConfig(**kw)
+    for row in rows:
+        if row.name not in args:
+            continue
+        value = args[row.name]
+        if row.type is bool:
+            if _bool(row.name, value):
+                kw[row.attr] = row.sets
+        elif row.choices:
+            kw[row.attr] = _choice(row.name, value, row.choices)
+        else:
+            kw[row.attr] = _int(row.name, value)
+    return kw

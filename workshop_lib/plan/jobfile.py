@@ -20,6 +20,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ..errors import UsageError
+from ..facts import megatron_flags
 from ..handover import read_dataset_info_if_any, read_job_yaml
 from ..handover import write_job_yaml as write_job_yaml  # job.yaml's one writer, re-exported
 from ..paths import RunDir
@@ -50,31 +51,18 @@ _DROP = {"model"}
 
 
 def args_from_tokens(tokens: Sequence[str]) -> dict[str, Any]:
-    """``["--tensor-model-parallel-size=2", "--bf16"]`` -> ``{"tensor-model-parallel-size": 2, "bf16": True}``."""
+    """``["--tensor-model-parallel-size=2", "--bf16"]`` -> ``{"tensor-model-parallel-size": 2, "bf16": True}``.
+
+    For a ``megatron_args`` list from ``workshop plan --json`` (the plan itself hands over its
+    ``flags`` dict); each value is typed by the flag table (``facts.megatron_flags.typed_value``).
+    """
     out: dict[str, Any] = {}
     for tok in tokens:
         if not tok.startswith("--"):
             raise UsageError(f"megatron_args: {tok!r} is not a --flag")
         key, eq, value = tok[2:].partition("=")
-        if not eq:
-            out[key] = True
-            continue
-        try:
-            out[key] = int(value)
-        except ValueError:
-            try:
-                out[key] = float(value)
-            except ValueError:
-                out[key] = value
+        out[key] = megatron_flags.typed_value(key, value) if eq else True
     return out
-
-
-def _is_weight(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def _on_volume(mount: str, sub: str, local: str) -> str:
@@ -100,7 +88,8 @@ def job_dict(
 ) -> dict[str, Any]:
     """The contract's job YAML as a plain dict.
 
-    ``plan_args``: the plan's flags in job-YAML form, or its ``megatron_args`` token list.
+    ``plan_args``: the plan's flags in job-YAML form (``plan["flags"]``, ``LayoutExplorer.flags()``),
+    or a ``megatron_args`` token list from ``workshop plan --json``.
     ``dataset``: dataset.json's content; by default read from ``run_dir`` when it exists.
     """
     if isinstance(plan_args, Mapping):
@@ -127,7 +116,8 @@ def job_dict(
             data_path
             if local
             else " ".join(
-                t if _is_weight(t) else _on_volume(mount_path, "data", t) for t in data_path.split()
+                t if megatron_flags.is_number(t) else _on_volume(mount_path, "data", t)
+                for t in data_path.split()
             )
         )
         job_args["tokenizer-type"] = ds.get("tokenizer_type", "HuggingFaceTokenizer")

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-RECOMPUTE_CHOICES = ("none", "selective", "full")
+from ..facts.megatron_flags import choices
+
+# The recompute choice of a layout, as the notebook, the calculator and --search offer it: "none",
+# then Megatron's granularities from the least recomputed to the most (Megatron lists them the other
+# way round: full, selective).
+RECOMPUTE_CHOICES = ("none", *reversed(choices("recompute-granularity")))
 
 
 def layout_flags(
@@ -72,10 +77,10 @@ def dimension_links(plan: dict[str, Any], gpus_per_node: int) -> dict[str, tuple
     A group of ``size`` ranks spaced ``stride`` apart stays inside one node when
     ``stride * size <= gpus_per_node``; otherwise its collectives cross the network.
     """
-    args = dict(tok[2:].split("=", 1) for tok in plan["megatron_args"] if "=" in tok)
-    tp = int(args.get("tensor-model-parallel-size", 1))
-    pp = int(args.get("pipeline-model-parallel-size", 1))
-    cp = int(args.get("context-parallel-size", 1))
+    flags = plan["flags"]
+    tp = int(flags.get("tensor-model-parallel-size", 1))
+    pp = int(flags.get("pipeline-model-parallel-size", 1))
+    cp = int(flags.get("context-parallel-size", 1))
     dp = int(plan["data_parallel_size"])
 
     def link(stride: int, size: int) -> str:

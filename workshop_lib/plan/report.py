@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..facts.megatron_flags import format_flags
+
 GIB = 1024**3
 
 
@@ -11,13 +13,12 @@ def _gib(x: float | None) -> str:
     return "-" if x is None else f"{x / GIB:6.1f} GiB"
 
 
-def _flag(args: list[str], name: str, default: str = "1") -> str:
-    for a in args:
-        if a == f"--{name}":
-            return "on"
-        if a.startswith(f"--{name}="):
-            return a.split("=", 1)[1]
-    return default
+def _flag(flags: dict[str, Any], name: str, default: str = "1") -> str:
+    """A plan flag as a table cell: ``on`` for a bare flag, its value, or ``default`` when absent."""
+    value = flags.get(name)
+    if value is None or value is False:
+        return default
+    return "on" if value is True else str(value)
 
 
 def plan_text(p: dict[str, Any]) -> str:
@@ -65,7 +66,7 @@ def plan_text(p: dict[str, Any]) -> str:
         lines.append(f"  warning: {w}")
     for note in d.get("notes", []):
         lines.append(f"  note: {note}")
-    lines.append("megatron args: " + " ".join(p["megatron_args"]))
+    lines.append("megatron args: " + " ".join(format_flags(p["flags"])))
     return "\n".join(lines)
 
 
@@ -81,7 +82,7 @@ def _num(x: float | None) -> str:
 def search_rows(configs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for c in configs:
-        a = c["megatron_args"]
+        a = c["flags"]
         rows.append(
             {
                 "TP": int(_flag(a, "tensor-model-parallel-size")),

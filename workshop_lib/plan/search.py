@@ -18,11 +18,12 @@ from collections.abc import Iterable
 from typing import Any
 
 from .config import ClusterConfig, ModelConfig, ParallelConfig
+from .layout import RECOMPUTE_CHOICES
 from .validity import divisors
 
 MICRO_BATCHES = (1, 2, 4, 8)
 CONTEXT_PARALLEL = (1, 2, 4, 8)
-RECOMPUTE = (None, "selective", "full")
+RECOMPUTE = tuple(None if r == "none" else r for r in RECOMPUTE_CHOICES)
 
 
 def candidate_layouts(

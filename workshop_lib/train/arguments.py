@@ -1,7 +1,8 @@
-"""The trainer's command line: Megatron-LM's flag names and meanings, as one explicit table.
+"""The trainer's command line: Megatron-LM's flag names and meanings, from the kit's one flag table.
 
-Every flag the trainer accepts is declared here with Megatron-LM's spelling, type and default
-(``megatron/training/arguments.py``). Anything else is an error with one clear line and exit
+Every flag the trainer accepts is a row of ``workshop_lib/facts/megatron_flags.py`` with Megatron-LM's
+spelling, type and default (``megatron/training/arguments.py``); this module builds the parser from
+those rows and keeps what only the trainer checks (the cross-flag rules below). Anything else is an error with one clear line and exit
 status 2, never silently ignored: a flag that Megatron-LM does not have (or that belongs to
 another framework) is named with what to use instead.
 
@@ -22,6 +23,7 @@ from collections.abc import Sequence
 from typing import NoReturn
 
 from ..errors import UsageError
+from ..facts import megatron_flags
 
 PROG = "python -m workshop_lib.train"
 
@@ -42,8 +44,6 @@ NOT_MEGATRON_FLAGS: dict[str, str] = {
     "--checkpoint-dir": "belongs to a checkpoint inspection script; the trainer uses --save/--load",
 }
 
-TOKENIZERS = ("HuggingFaceTokenizer", "GPT2BPETokenizer", "TikTokenizer", "NullTokenizer")
-
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors raise UsageError (one line, exit 2) instead of exiting."""
@@ -52,206 +52,30 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message + f" (see '{PROG} --help')")
 
 
-def _bool_flag(group, name: str, help: str) -> None:
-    group.add_argument(name, action="store_true", help=help)
-
-
 def build_parser() -> argparse.ArgumentParser:
-    """The table of supported flags, grouped as Megatron-LM groups them."""
+    """The supported flags, grouped as Megatron-LM groups them: every trainer row of the flag table.
+
+    ``facts/megatron_flags.py`` holds each flag's type, default, choices, group and help; this only
+    turns its rows into argparse arguments, so the trainer, ``workshop plan`` and the job file's type
+    checks cannot disagree about a flag.
+    """
     p = _Parser(
         prog=PROG,
         description="Megatron-Core GPT pre-training with Megatron-LM's flags (run it under torchrun).",
         allow_abbrev=False,
     )
-
-    g = p.add_argument_group("network size")
-    g.add_argument("--num-layers", type=int, default=None)
-    g.add_argument("--hidden-size", type=int, default=None)
-    g.add_argument("--ffn-hidden-size", type=int, default=None, help="default 4*hidden (SwiGLU: 8/3*hidden)")
-    g.add_argument("--num-attention-heads", type=int, default=None)
-    g.add_argument("--kv-channels", type=int, default=None, help="default hidden/heads")
-    _bool_flag(g, "--group-query-attention", "use grouped-query attention (with --num-query-groups)")
-    g.add_argument("--num-query-groups", type=int, default=1)
-    g.add_argument("--max-position-embeddings", type=int, default=None, help="default --seq-length")
-    g.add_argument(
-        "--position-embedding-type", choices=("learned_absolute", "rope", "none"), default="learned_absolute"
-    )
-    _bool_flag(g, "--use-rotary-position-embeddings", "legacy spelling of --position-embedding-type rope")
-    g.add_argument("--rotary-base", type=int, default=10000)
-    g.add_argument("--rotary-percent", type=float, default=1.0)
-    _bool_flag(g, "--use-rope-scaling", "apply Llama 3.x RoPE frequency scaling")
-    g.add_argument("--rope-scaling-factor", type=float, default=8.0)
-    g.add_argument(
-        "--rotary-seq-len-interpolation-factor",
-        type=float,
-        default=None,
-        help="linear RoPE position interpolation: positions divided by this factor",
-    )
-    g.add_argument("--make-vocab-size-divisible-by", type=int, default=128)
-    g.add_argument("--normalization", choices=("LayerNorm", "RMSNorm"), default="LayerNorm")
-    g.add_argument("--norm-epsilon", type=float, default=1e-5)
-    _bool_flag(g, "--swiglu", "SwiGLU MLP")
-    _bool_flag(g, "--disable-bias-linear", "no bias in linear layers")
-    _bool_flag(g, "--add-qkv-bias", "bias in the query/key/value projection only (Qwen2)")
-    _bool_flag(g, "--untie-embeddings-and-output-weights", "separate input embedding and output layer")
-    _bool_flag(g, "--qk-layernorm", "normalise queries and keys")
-    g.add_argument("--init-method-std", type=float, default=0.02)
-    g.add_argument("--hidden-dropout", type=float, default=0.1)
-    g.add_argument("--attention-dropout", type=float, default=0.1)
-    g.add_argument(
-        "--attention-backend", choices=("flash", "fused", "unfused", "local", "auto"), default="auto"
-    )
-    _bool_flag(g, "--use-flash-attn", "legacy spelling of --attention-backend flash")
-    g.add_argument(
-        "--transformer-impl", choices=("local", "transformer_engine"), default="transformer_engine"
-    )
-    _bool_flag(g, "--attention-softmax-in-fp32", "softmax in fp32 (always on with the CPU attention)")
-    _bool_flag(g, "--apply-query-key-layer-scaling", "scale Q*K^T by 1/layer number")
-
-    g = p.add_argument_group("mixture of experts")
-    g.add_argument("--num-experts", type=int, default=None)
-    g.add_argument("--moe-router-topk", type=int, default=2)
-    g.add_argument("--moe-ffn-hidden-size", type=int, default=None)
-    g.add_argument("--moe-shared-expert-intermediate-size", type=int, default=None)
-    g.add_argument("--moe-layer-freq", type=int, default=1, help="every N-th layer is an MoE layer")
-    g.add_argument(
-        "--moe-router-load-balancing-type",
-        choices=("aux_loss", "seq_aux_loss", "sinkhorn", "none"),
-        default="aux_loss",
-    )
-    g.add_argument("--moe-aux-loss-coeff", type=float, default=0.0)
-    g.add_argument("--moe-token-dispatcher-type", choices=("allgather", "alltoall"), default="allgather")
-    _bool_flag(g, "--moe-grouped-gemm", "grouped GEMM experts (needs Transformer Engine)")
-
-    g = p.add_argument_group("parallelism")
-    g.add_argument("--tensor-model-parallel-size", type=int, default=1)
-    g.add_argument("--pipeline-model-parallel-size", type=int, default=1)
-    g.add_argument("--context-parallel-size", type=int, default=1)
-    g.add_argument("--expert-model-parallel-size", type=int, default=1)
-    g.add_argument("--expert-tensor-parallel-size", type=int, default=None)
-    g.add_argument("--virtual-pipeline-model-parallel-size", type=int, default=None)
-    g.add_argument("--num-layers-per-virtual-pipeline-stage", type=int, default=None)
-    g.add_argument(
-        "--data-parallel-size", type=int, default=None, help="derived from the world size; checked if given"
-    )
-    _bool_flag(g, "--sequence-parallel", "sequence parallelism (with TP > 1)")
-    _bool_flag(g, "--use-distributed-optimizer", "shard optimizer state over data-parallel ranks")
-    _bool_flag(g, "--overlap-grad-reduce", "overlap the gradient reduce with the backward pass")
-    _bool_flag(g, "--overlap-param-gather", "overlap the parameter all-gather (distributed optimizer)")
-    g.add_argument(
-        "--distributed-backend",
-        choices=("nccl", "gloo"),
-        default=None,
-        help="default: nccl on GPUs, gloo on CPU",
-    )
-    g.add_argument(
-        "--distributed-timeout-minutes",
-        type=float,  # Megatron-LM's is an int; a fraction (0.1 = 6 s) lets a test see a hang time out
-        default=10,
-        help="collective timeout; fractions allowed (0.1 = 6 s)",
-    )
-
-    g = p.add_argument_group("training")
-    g.add_argument("--micro-batch-size", type=int, default=1)
-    g.add_argument("--global-batch-size", type=int, default=None, help="default micro-batch * data-parallel")
-    g.add_argument("--train-iters", type=int, default=None)
-    g.add_argument("--train-samples", type=int, default=None)
-    g.add_argument("--seq-length", type=int, default=None)
-    g.add_argument("--seed", type=int, default=1234)
-    g.add_argument("--exit-interval", type=int, default=None, help="stop (and save) after this iteration")
-    _bool_flag(g, "--exit-signal-handler", "save and exit on SIGTERM (always on in this trainer)")
-    g.add_argument("--recompute-granularity", choices=("full", "selective"), default=None)
-    g.add_argument("--recompute-method", choices=("uniform", "block"), default=None)
-    g.add_argument("--recompute-num-layers", type=int, default=None)
-    _bool_flag(g, "--recompute-activations", "legacy spelling of --recompute-granularity selective")
-    _bool_flag(g, "--checkpoint-activations", "legacy spelling of --recompute-granularity full")
-    g.add_argument("--checkpoint-num-layers", type=int, default=None, help="legacy --recompute-num-layers")
-
-    g = p.add_argument_group("learning rate and optimizer")
-    g.add_argument("--optimizer", choices=("adam", "sgd"), default="adam")
-    g.add_argument("--lr", type=float, default=None)
-    g.add_argument("--min-lr", type=float, default=0.0)
-    g.add_argument(
-        "--lr-decay-style",
-        choices=("constant", "linear", "cosine", "inverse-square-root", "WSD"),
-        default="linear",
-    )
-    g.add_argument("--lr-decay-iters", type=int, default=None)
-    g.add_argument("--lr-decay-samples", type=int, default=None)
-    g.add_argument("--lr-wsd-decay-style", choices=("exponential", "linear", "cosine"), default="exponential")
-    g.add_argument("--lr-wsd-decay-iters", type=int, default=None)
-    g.add_argument("--lr-wsd-decay-samples", type=int, default=None)
-    g.add_argument("--lr-warmup-iters", type=int, default=0)
-    g.add_argument("--lr-warmup-samples", type=int, default=0)
-    g.add_argument("--lr-warmup-fraction", type=float, default=None)
-    g.add_argument("--lr-warmup-init", type=float, default=0.0)
-    g.add_argument("--weight-decay", type=float, default=0.01)
-    g.add_argument("--start-weight-decay", type=float, default=None)
-    g.add_argument("--end-weight-decay", type=float, default=None)
-    g.add_argument("--weight-decay-incr-style", choices=("constant", "linear", "cosine"), default="constant")
-    g.add_argument("--clip-grad", type=float, default=1.0)
-    g.add_argument("--adam-beta1", type=float, default=0.9)
-    g.add_argument("--adam-beta2", type=float, default=0.999)
-    g.add_argument("--adam-eps", type=float, default=1e-8)
-    g.add_argument("--sgd-momentum", type=float, default=0.9)
-    _bool_flag(g, "--override-opt_param-scheduler", "take the schedule from these flags, not the checkpoint")
-    _bool_flag(g, "--use-checkpoint-opt_param-scheduler", "take the schedule from the checkpoint")
-
-    g = p.add_argument_group("mixed precision")
-    _bool_flag(g, "--bf16", "bf16 weights and activations (fp32 main weights and grads)")
-    _bool_flag(g, "--fp16", "fp16 with dynamic loss scaling")
-    g.add_argument("--loss-scale", type=float, default=None, help="static loss scale (fp16)")
-    g.add_argument("--initial-loss-scale", type=float, default=2.0**32)
-    g.add_argument("--fp8-format", choices=("e4m3", "hybrid"), default=None)
-    g.add_argument("--fp8-amax-history-len", type=int, default=1)
-    g.add_argument("--fp8-amax-compute-algo", choices=("most_recent", "max"), default="most_recent")
-    _bool_flag(g, "--accumulate-allreduce-grads-in-fp32", "fp32 gradient accumulation and all-reduce")
-
-    g = p.add_argument_group("data and tokenizer")
-    g.add_argument("--data-path", nargs="*", default=None, help="PREFIX, or W1 PREFIX1 W2 PREFIX2 ...")
-    g.add_argument("--split", type=str, default="969, 30, 1")
-    _bool_flag(g, "--mock-data", "synthetic tokens instead of --data-path")
-    g.add_argument("--data-cache-path", type=str, default=None)
-    g.add_argument("--num-workers", type=int, default=2)
-    g.add_argument("--tokenizer-type", choices=TOKENIZERS, default=None)
-    g.add_argument("--tokenizer-model", type=str, default=None)
-    g.add_argument("--vocab-file", type=str, default=None)
-    g.add_argument("--merge-file", type=str, default=None)
-    g.add_argument("--vocab-size", type=int, default=None)
-    _bool_flag(g, "--reset-position-ids", "restart position ids at each document")
-    _bool_flag(g, "--reset-attention-mask", "block attention across documents (not supported)")
-    _bool_flag(g, "--eod-mask-loss", "no loss on end-of-document tokens")
-
-    g = p.add_argument_group("checkpointing")
-    g.add_argument("--save", type=str, default=None)
-    g.add_argument("--load", type=str, default=None)
-    g.add_argument("--save-interval", type=int, default=None)
-    _bool_flag(g, "--no-load-optim", "do not load optimizer state")
-    _bool_flag(g, "--no-load-rng", "do not load RNG state")
-    _bool_flag(g, "--no-save-optim", "do not save optimizer state")
-    _bool_flag(g, "--no-save-rng", "do not save RNG state")
-    _bool_flag(g, "--finetune", "load weights only and start at iteration 0")
-    g.add_argument(
-        "--pretrained-checkpoint",
-        type=str,
-        default=None,
-        help="start from these weights (workshop import-hf's --save) when --load holds no checkpoint yet",
-    )
-    g.add_argument("--ckpt-format", choices=("torch_dist",), default="torch_dist")
-
-    g = p.add_argument_group("logging and evaluation")
-    g.add_argument("--log-interval", type=int, default=100)
-    g.add_argument("--eval-interval", type=int, default=1000)
-    g.add_argument("--eval-iters", type=int, default=100)
-    g.add_argument("--tensorboard-dir", type=str, default=None)
-    g.add_argument("--tensorboard-log-interval", type=int, default=1)
-    _bool_flag(g, "--log-throughput", "print TFLOP/s/GPU (always printed by this trainer)")
-    _bool_flag(g, "--log-timers-to-tensorboard", "write iteration time and throughput to TensorBoard")
-    _bool_flag(g, "--log-validation-ppl-to-tensorboard", "write validation perplexity to TensorBoard")
-    g.add_argument("--wandb-project", type=str, default=None)
-    g.add_argument("--wandb-entity", type=str, default=None)
-    g.add_argument("--wandb-exp-name", type=str, default=None)
-    g.add_argument("--wandb-save-dir", type=str, default=None)
+    groups: dict[str, argparse._ArgumentGroup] = {}
+    for row in megatron_flags.accepted_by(megatron_flags.TRAINER):
+        g = groups.get(row.group) or groups.setdefault(row.group, p.add_argument_group(row.group))
+        name = f"--{row.name}"
+        if row.type is bool:
+            g.add_argument(name, action="store_true", help=row.help)
+        elif row.type is list:
+            g.add_argument(name, nargs="*", default=row.default, help=row.help)
+        elif row.choices:
+            g.add_argument(name, choices=row.choices, default=row.default, help=row.help)
+        else:
+            g.add_argument(name, type=row.type, default=row.default, help=row.help)
     return p
 
 
@@ -477,7 +301,7 @@ def parse_blend(tokens: Sequence[str]) -> tuple[list[str], list[float] | None]:
     tokens = [t for tok in tokens for t in tok.split()]  # "--data-path='0.5 A 0.5 B'" as one token
     if not tokens:
         raise UsageError("--data-path is empty; give PREFIX or W1 PREFIX1 W2 PREFIX2 ...")
-    numeric = [_is_number(t) for t in tokens]
+    numeric = [megatron_flags.is_number(t) for t in tokens]
     if not any(numeric):
         return list(tokens), None
     if len(tokens) % 2 or not all(numeric[0::2]) or any(numeric[1::2]):
@@ -489,14 +313,6 @@ def parse_blend(tokens: Sequence[str]) -> tuple[list[str], list[float] | None]:
     if any(w < 0 or not math.isfinite(w) for w in weights) or sum(weights) <= 0:
         raise UsageError(f"--data-path weights must be non-negative with a positive sum, got {weights}")
     return list(tokens[1::2]), weights
-
-
-def _is_number(token: str) -> bool:
-    try:
-        float(token)
-    except ValueError:
-        return False
-    return True
 
 
 def finalize_parallel(args: argparse.Namespace, world_size: int) -> None:

@@ -29,7 +29,7 @@ from ..paths import RunDir
 from ..plan.api import plan
 from ..plan.config import ClusterConfig, ParallelConfig, model_from_args, normalize_args
 from ..plan.jobfile import job_dict, write_job_yaml
-from ..plan.layout import layout_flags
+from ..plan.layout import RECOMPUTE_CHOICES, layout_flags
 
 GIB = 1024**3
 COLORS = {
@@ -164,7 +164,7 @@ class Calculator:
         self.mbs = it("Micro batch", micro_batch_size, 1)
         self.gbs = it("Global batch", global_batch_size, 1)
         self.recompute = w.Dropdown(
-            options=["none", "selective", "full"],
+            options=list(RECOMPUTE_CHOICES),
             value=recompute,
             description="Recompute",
             layout=lay,
