@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cli_output import print_json, progress
+
 _MODEL_INT = (
     "num-layers",
     "hidden-size",
@@ -197,7 +199,6 @@ def hf_config_args(path: str) -> dict[str, Any]:
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
     from ..errors import UsageError
     from ..facts import hardware
     from . import api, report
