@@ -680,13 +680,13 @@ def open_log(path: str | os.PathLike[str]) -> io.BufferedIOBase:
     if kind == "xz":
         return lzma.open(p, "rb")
     if kind == "zstd":
-        # prep-data's frame reader: it reads concatenated frames (zstd -c of chunks, pzstd), keeps one
+        # the frame reader prep-data uses too: it reads concatenated frames (zstd -c of chunks, pzstd), keeps one
         # call's output bounded, and raises EOFError when the file ends inside a frame; zstandard's
         # stream_reader ended quietly there, so a truncated log read as a healthy, shorter run.
-        from ..data.reader import _ZstdFrames
+        from ..zstdframes import ZstdFrames
 
         raw = open(p, "rb")  # noqa: SIM115 - closed with the reader
-        return _ClosingReader(_ZstdFrames(raw), raw)
+        return _ClosingReader(ZstdFrames(raw), raw)
     return open(p, "rb")
 
 

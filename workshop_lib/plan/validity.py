@@ -421,7 +421,8 @@ def _check_batch(out: _Issues, par: ParallelConfig, cl: ClusterConfig, dp: int, 
     if v > 1 and n_mb < pp:
         out.err(
             "interleaved-microbatches",
-            f"the interleaved schedule needs at least PP={pp} micro-batches per iteration; this config has {n_mb}.",
+            f"the interleaved schedule needs at least PP={pp} "
+            f"micro-batches per iteration; this config has {n_mb}.",
             f"use global-batch-size {mbs * dp * pp} or more.",
         )
     elif pp > 1 and n_mb < pp:
