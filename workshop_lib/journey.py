@@ -165,7 +165,7 @@ def summarise(run: RunDir) -> dict[str, Any]:
                 fits=calc.get("fits"),
                 valid=calc.get("valid"),
             )
-        except (ImportError, UsageError) as exc:
+        except UsageError as exc:
             plan["note"] = f"calculator unavailable: {exc}"
         summary["plan"] = plan
 
