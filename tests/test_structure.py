@@ -237,3 +237,90 @@ def test_known_crossings_are_still_there():
             assert target in graph()[name], (
                 f"{name} no longer imports {target}: remove it from KNOWN_CROSSINGS"
             )
+
+
+# ---- comments cite only what the repository holds ----------------------------------------------
+MD_NAME = re.compile(r"(?<![\w./*-])((?:\.\.?/)*[\w*-][\w.*/-]*\.md)\b")
+# Shorthand for documents that were never in the repository; their facts are in docs/sources.md
+# and docs/cli.md now.
+ABSENT_CITATION = re.compile(
+    r"\bseeds?\b(?:'s?)? *(?:0\d\d|manifests?|schedule|likely|\"|')|\bthe seeds\b|\bworkshop seed\b|INTERFACES\.md"
+    r"|shared/contract",
+    re.I,
+)
+# Files another change rewrites; an entry that no longer matches fails, so the list only shrinks.
+ABSENT_CITATION_PENDING = ("workshop_lib/facts/failures.py",)
+
+
+def _comments_and_docstrings(path: Path) -> list[tuple[int, str]]:
+    """(line, text) of every comment and docstring of a Python file."""
+    import io
+    import tokenize
+
+    source = path.read_text(encoding="utf-8")
+    found = [
+        (tok.start[0], tok.string)
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+        if tok.type == tokenize.COMMENT
+    ]
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            doc = ast.get_docstring(node, clean=False)
+            if doc:
+                found.append((node.body[0].lineno, doc))
+    return found
+
+
+def _python_files() -> list[Path]:
+    return sorted(p for top in ("workshop_lib", "tests", "benchmarks") for p in (REPO / top).rglob("*.py"))
+
+
+def _md_exists(name: str, beside: Path) -> bool:
+    for base in (beside.parent, REPO):
+        matches = list(base.glob(name)) if "*" in name else [base / name]
+        for m in matches:
+            m = m.resolve()
+            if m.is_file() and m.is_relative_to(REPO):
+                return True
+    return False
+
+
+def test_md_name_finder():
+    assert MD_NAME.findall(
+        "see ``docs/cli.md``, ../shared/contract.md and benchmarks/results/diagnose*.md"
+    ) == [
+        "docs/cli.md",
+        "../shared/contract.md",
+        "benchmarks/results/diagnose*.md",
+    ]
+    here = REPO / "workshop_lib" / "cli.py"
+    assert _md_exists("docs/cli.md", here) and _md_exists("README.md", here)
+    assert not _md_exists("../shared/contract.md", here)  # outside the repository, even if it is there
+    assert not _md_exists("INTERFACES.md", here)
+
+
+def test_comments_name_only_md_files_in_the_repository():
+    missing = [
+        f"{path.relative_to(REPO)}:{line}: {name}"
+        for path in _python_files()
+        for line, text in _comments_and_docstrings(path)
+        for name in MD_NAME.findall(text)
+        if not _md_exists(name, path)
+    ]
+    assert not missing, "comments cite documents that are not in the repository:\n" + "\n".join(missing)
+
+
+def test_comments_cite_sources_not_absent_documents():
+    """Seed documents, an interfaces file, a contract one folder up: what only the kit's authors had. Cite
+    docs/sources.md (which says what they said, and the public pages behind it) or docs/cli.md."""
+    found = {}
+    for path in _python_files():
+        rel = str(path.relative_to(REPO))
+        hits = [line for line, text in _comments_and_docstrings(path) if ABSENT_CITATION.search(text)]
+        if hits:
+            found[rel] = hits
+    for rel in ABSENT_CITATION_PENDING:
+        assert found.pop(rel, None), (
+            f"{rel} cites no absent document now: remove it from ABSENT_CITATION_PENDING"
+        )
+    assert not found, f"comments citing documents outside the repository: {found}"

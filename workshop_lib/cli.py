@@ -1,4 +1,4 @@
-"""The ``workshop`` command: a thin layer over the rooms (see ``../shared/contract.md``).
+"""The ``workshop`` command: a thin layer over the rooms (see ``docs/cli.md``).
 
 Each room owns its subcommands in its own ``cli.py`` with a ``register(subparsers)`` function, so
 the rooms stay independent and this file only wires them together and enforces the contract's

@@ -23,7 +23,7 @@ from .paths import REPO_ROOT, RunDir
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 
-# In order; each entry is (file name, what it hands on). The time is the seeds' schedule.
+# In order; each entry is (file name, what it hands on). Their minutes: tests/test_notebooks.py.
 NOTEBOOKS: tuple[tuple[str, str], ...] = (
     ("01_data_prep.ipynb", "indexed dataset + dataset.json"),
     ("02_parallelism.ipynb", "plan/job.yaml"),

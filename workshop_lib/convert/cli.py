@@ -11,7 +11,7 @@ from ..cli_output import emit_text, print_json, progress
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``import-hf`` and ``export-hf`` (see the contract's continued pre-training section)."""
+    """Add ``import-hf`` and ``export-hf`` (docs/cli.md, "Continued pre-training")."""
     p = sub.add_parser(
         "import-hf",
         help="convert a local Hugging Face model (Llama, Mistral, Qwen2, Mixtral) to a Megatron checkpoint",

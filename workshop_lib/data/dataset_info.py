@@ -1,6 +1,6 @@
 """``<run>/data/dataset.json``: what notebook 01 hands the planner, the trainer and the launcher.
 
-Keys (INTERFACES.md): ``data_path`` (absolute prefix without ``.bin``), ``tokenizer_type``,
+Keys (docs/architecture.md): ``data_path`` (absolute prefix without ``.bin``), ``tokenizer_type``,
 ``tokenizer_model`` (absolute path), ``vocab_size``, ``eod_token_id``, ``documents``, ``tokens``.
 """
 

@@ -97,7 +97,7 @@ class PrepResult:
     warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        """The contract's JSON object (plus a few extra keys)."""
+        """docs/cli.md's JSON object (plus a few extra keys)."""
         secs = max(self.seconds, 1e-9)
         return {
             "documents": self.documents,

@@ -1,7 +1,7 @@
 """Subcommands of the ``plan`` room (registered by ``workshop_lib.cli``).
 
 ``workshop plan [model flags | --model PRESET] [parallel flags] [--gpu G --gpus-per-node N --nodes N]
-[--search] [--json]`` — see the contract's ``workshop plan`` section. Flag names are Megatron-LM's.
+[--search] [--json]`` — see docs/cli.md, ``workshop plan``. Flag names are Megatron-LM's.
 Nothing heavy is imported: the planner is pure Python.
 """
 

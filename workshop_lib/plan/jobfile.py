@@ -1,4 +1,4 @@
-"""The chosen plan as the contract's job YAML (``<run>/plan/job.yaml``), for notebook 03 and launch.
+"""The chosen plan as docs/cli.md's job YAML (``<run>/plan/job.yaml``), for notebook 03 and launch.
 
 :func:`job_dict` builds the mapping (``yaml.safe_dump`` writes it); :func:`write_job_yaml` writes it
 atomically. The training flags are the plan's model and parallel flags, the dataset and tokenizer
@@ -107,7 +107,7 @@ def job_dict(
     dataset: Mapping[str, Any] | None = None,
     extra_args: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The contract's job YAML as a plain dict.
+    """docs/cli.md's job YAML as a plain dict.
 
     ``plan_args``: the plan's flags in job-YAML form, or its ``megatron_args`` token list.
     ``dataset``: dataset.json's content; by default read from ``run_dir`` when it exists.
