@@ -2,8 +2,8 @@
 
 Each room's ``cli.py`` imports these at the top; they live here, at the base, rather than in the
 top ``workshop_lib/cli.py`` so that the rooms never import the module that imports them (the
-wiring), and so that this module stays standard library plus two base helpers: importing it costs
-nothing at start-up.
+wiring). Every ``workshop`` command imports it at start-up, so it imports only ``json`` and
+``jsonsafe`` there; the file-writing helpers load when ``--out`` is used.
 
 * ``--json`` prints exactly one JSON object on stdout (:func:`print_json`), with NaN/Inf as null;
 * progress and notes go to stderr (:func:`progress`), so stdout stays that one object;
@@ -18,7 +18,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .fsutil import write_output
 from .jsonsafe import json_safe
 
 
@@ -53,6 +52,8 @@ def emit_text(text: str, out: str | os.PathLike[str] | None) -> None:
     caller's input, so it is one UsageError line (exit 2) rather than a traceback-shaped failure.
     """
     if out:
+        from .fsutil import write_output  # lazily: tempfile and friends cost start-up time
+
         write_output(out, text, "--out")
         print(f"wrote {out}", file=sys.stderr)
     else:
