@@ -53,6 +53,7 @@ FLOORS = {
     "launch": ROOMS_HIGH,
     "widgets": TOP,
     "journey": TOP,
+    "journey_engine": TOP,
     "journey_cli": TOP,
     "cli": TOP,
 }
