@@ -325,3 +325,57 @@ def test_comments_cite_sources_not_absent_documents():
             f"{rel} cites no absent document now: remove it from ABSENT_CITATION_PENDING"
         )
     assert not found, f"comments citing documents outside the repository: {found}"
+
+
+# ---- no guards against the package's own modules being missing --------------------------------
+# A guard for an optional third-party package (wandb, tensorboard, IPython, the Kubernetes client)
+# is a real branch; one around ``workshop_lib``'s own modules is dead code that hides a broken
+# import behind a fallback. Files another change rewrites; an entry that is clean now fails.
+SELF_IMPORT_GUARDS_PENDING = ("workshop_lib/launch/jobspec.py",)
+
+
+def self_import_guards(path: Path) -> list[int]:
+    """Lines of ``except ImportError`` (or ModuleNotFoundError) whose ``try`` imports from the package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Try):
+            continue
+        own = any(
+            isinstance(n, ast.ImportFrom)
+            and (n.level > 0 or (n.module or "").startswith("workshop_lib"))
+            or isinstance(n, ast.Import)
+            and any(a.name.startswith("workshop_lib") for a in n.names)
+            for stmt in node.body
+            for n in ast.walk(stmt)
+        )
+        for handler in node.handlers:
+            names = [handler.type] if not isinstance(handler.type, ast.Tuple) else list(handler.type.elts)
+            if own and any(
+                isinstance(t, ast.Name) and t.id in ("ImportError", "ModuleNotFoundError") for t in names
+            ):
+                found.append(handler.lineno)
+    return found
+
+
+def test_guard_finder(tmp_path):
+    src = tmp_path / "m.py"
+    src.write_text(
+        "try:\n    from .a import b\nexcept ImportError:\n    b = None\n"
+        "try:\n    import wandb\nexcept ImportError:\n    wandb = None\n"
+        "try:\n    from ..plan import api\nexcept (ImportError, ValueError):\n    api = None\n"
+    )
+    assert self_import_guards(src) == [3, 11]
+
+
+def test_no_guards_against_own_modules_missing():
+    found = {}
+    for path in sorted(PACKAGE.rglob("*.py")):
+        lines = self_import_guards(path)
+        if lines:
+            found[str(path.relative_to(REPO))] = lines
+    for rel in SELF_IMPORT_GUARDS_PENDING:
+        assert found.pop(rel, None), (
+            f"{rel} has no self-import guard now: remove it from SELF_IMPORT_GUARDS_PENDING"
+        )
+    assert not found, f"guards against the package's own modules being missing: {found}"
