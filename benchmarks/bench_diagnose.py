@@ -29,7 +29,7 @@ from workshop_lib.monitor.diagnose import verdict
 
 CORPUS = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "diagnose_corpus"
 RESULTS = Path(__file__).resolve().parent / "results" / "diagnose.md"
-# The record of every first (out-of-sample) measurement; diagnose.md quotes its summary.
+# The record of every first (out-of-sample) measurement; benchmarks/results/diagnose.md quotes its summary.
 FIRST = RESULTS.with_name("diagnose_heldout_first.md")
 
 

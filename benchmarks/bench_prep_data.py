@@ -7,7 +7,7 @@
    that size (peak memory must be the same for both);
 2. trains a 32k byte-level BPE on the sample (the same script as data/tokenizer, in a temp dir);
 3. measures, in the same run and on the same file: the raw engine (gigatoken reading the JSONL and
-   tokenizing it in Rust, what upstream's ``tools/preprocess_data_fast.py`` does), the reference
+   tokenizing it in Rust, what Megatron-LM's ``tools/preprocess_data_fast.py`` does), the reference
    ``tokenizers`` batch API on a slice, and ``workshop prep-data --append-eod`` end to end (subprocess,
    so its peak RSS is its own);
 4. prints a table and writes ``benchmarks/results/prep_data.md``.

@@ -20,7 +20,7 @@ TEXTS = ["", "hello world", "caf\u00e9 \U0001f389 \u2028 \u0000", "", "x " * 500
 
 
 def builder_reference(texts, path_prefix: Path, *, eod: bool, tokenizer_json: Path) -> None:
-    """What tools/preprocess_data.py does per document: ids, EOD on non-empty documents, add_document."""
+    """What Megatron-LM's tools/preprocess_data.py does per document: ids, EOD on non-empty documents, add_document."""
     from tokenizers import Tokenizer
 
     tok = Tokenizer.from_file(str(tokenizer_json))

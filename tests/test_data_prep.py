@@ -218,14 +218,16 @@ def test_zst_of_several_frames_is_read_to_the_end(tmp_path, tok):
 def test_zst_reader_spots_a_cut_frame_even_in_small_reads(monkeypatch):
     import zstandard
 
+    from workshop_lib import zstdframes
+
     raw = SAMPLE_CORPUS.read_bytes()[:100_000]
     whole = zstandard.ZstdCompressor().compress(raw)
-    monkeypatch.setattr(reader, "ZSTD_READ", 4096)
-    monkeypatch.setattr(reader, "ZSTD_FEED", 1000)
-    assert io.BufferedReader(reader._ZstdFrames(io.BytesIO(whole))).read() == raw
+    monkeypatch.setattr(zstdframes, "ZSTD_READ", 4096)
+    monkeypatch.setattr(zstdframes, "ZSTD_FEED", 1000)
+    assert io.BufferedReader(zstdframes.ZstdFrames(io.BytesIO(whole))).read() == raw
     cut, _ = _zst_cut_at_a_line_boundary(raw)
     with pytest.raises(EOFError, match="cut short"):
-        io.BufferedReader(reader._ZstdFrames(io.BytesIO(cut))).read()
+        io.BufferedReader(zstdframes.ZstdFrames(io.BytesIO(cut))).read()
 
 
 def test_small_chunks_folders_and_globs_give_the_same_bytes(tmp_path, tok, monkeypatch):

@@ -6,7 +6,7 @@ torchrun in the PyTorchJob. Each test below starts that real path (a tiny GPT: 2
 2 CPU ranks, the shipped sample corpus tokenized once by ``workshop prep-data``), breaks it in one
 ordinary way, keeps everything it printed (stdout and stderr in one file, as a pod log is), and
 hands the file to ``workshop monitor diagnose LOG --json``. The assertion is the one a participant
-needs: the primary cause (``primary``, or ``findings[0]`` as the contract orders them) is the root
+needs: the primary cause (``primary``, or ``findings[0]`` as docs/cli.md orders them) is the root
 cause, not the last symptom, and its evidence line is the line that proves it. Healthy runs (a first
 start, a resume, a storm of warnings) must raise nothing.
 
@@ -190,7 +190,7 @@ def diagnose(log: Path) -> dict:
 
 
 def primary(report: dict) -> dict | None:
-    """The primary finding: ``findings[0]`` (the contract orders findings so), checked against
+    """The primary finding: ``findings[0]`` (docs/cli.md orders findings so), checked against
     ``primary`` where the engine already reports it."""
     findings = report["findings"]
     first = findings[0] if findings else None

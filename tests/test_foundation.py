@@ -70,7 +70,7 @@ def test_json_output_is_strict_json(capsys):
     import json
     from pathlib import Path
 
-    from workshop_lib.cli import print_json
+    from workshop_lib.cli_output import print_json
 
     print_json({"loss": float("nan"), "scale": float("inf"), "rows": [1.5, float("-inf")], "p": Path("/a")})
     out = capsys.readouterr().out

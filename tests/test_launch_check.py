@@ -148,17 +148,6 @@ def test_training_flags_are_checked_by_the_calculator():
     assert any("TP=16" in f.message for f in plan), plan
 
 
-def test_plan_room_absent_is_a_warning_not_a_crash(monkeypatch):
-    import sys
-
-    import workshop_lib.plan
-
-    monkeypatch.delattr(workshop_lib.plan, "api", raising=False)
-    monkeypatch.setitem(sys.modules, "workshop_lib.plan.api", None)  # import now raises ImportError
-    (f,) = check.check_plan(jobspec.from_dict(BASE))
-    assert (f.severity, f.rule) == ("warning", "plan-unavailable")
-
-
 # ---- credentials in env -----------------------------------------------------------------------
 CREDENTIAL_NAMES = [
     "HF_TOKEN",

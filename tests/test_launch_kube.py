@@ -176,7 +176,7 @@ def test_api_errors_are_one_line(cli, cluster, kubeconfig, tmp_path, monkeypatch
     res = cli("apply", "--config", JOB, *k, "--skip-preflight")
     assert res.code == 1 and "install the Kubeflow training operator" in _one_line(res)
     cluster.crd_installed = True
-    # The seeds name the container "megatron"; the operator's webhook wants "pytorch" (422).
+    # The EKS launch guide (docs/sources.md) names the container "megatron"; the webhook wants "pytorch".
     monkeypatch.setattr(render, "CONTAINER", "megatron")
     res = cli("apply", "--config", JOB, *k)
     assert res.code == 1 and "422" in _one_line(res) and "no container named pytorch" in res.err

@@ -1,4 +1,4 @@
-"""The renderers: checked-in manifests equal what render produces, and their shape follows the seeds."""
+"""The renderers: checked-in manifests equal what render produces, shaped as docs/sources.md's guides say."""
 
 from __future__ import annotations
 

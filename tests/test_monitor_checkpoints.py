@@ -83,7 +83,7 @@ def test_legacy_complete_and_tracker_pointing_nowhere(tmp_path):
     r = scan_checkpoints(tmp_path, storage="amlfs-40")
     assert r["checkpoints"][0]["complete"] and r["checkpoints"][0]["tensor_parallel_size"] == 4
     assert "points to iteration 20" in r["problems"][0]
-    assert r["storage"]["bandwidth_bytes_per_s"] == pytest.approx(19.2e9)  # the seed's AMLFS 40 figure
+    assert r["storage"]["bandwidth_bytes_per_s"] == pytest.approx(19.2e9)  # AMLFS 40 (docs/sources.md)
 
 
 def test_keep_last_dry_run_then_delete_never_the_tracked_one(tmp_path):

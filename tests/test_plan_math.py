@@ -80,7 +80,7 @@ def test_flops_closed_form_narayanan(layers, hidden, seq, vocab, batch):
 
 
 def _megatron_reference_flops(m: ModelConfig, batch: int) -> float:
-    """megatron/training/training.py num_floating_point_operations, transcribed term by term."""
+    """Megatron-LM's megatron/training/training.py num_floating_point_operations, transcribed term by term."""
     kv_channels = m.head_dim
     q = kv_channels * m.heads
     k = kv_channels * m.groups
@@ -168,7 +168,7 @@ def test_full_recompute_keeps_layer_inputs():
 
 
 def _megatron_theoretical(m: ModelConfig, par: ParallelConfig, dp: int, num_microbatches: int):
-    """megatron/training/theoretical_memory_usage.py (dense GPT; SP + selective path), transcribed."""
+    """Megatron-LM's megatron/training/theoretical_memory_usage.py (dense GPT; SP + selective path), transcribed."""
     h, L = m.hidden_size, m.num_layers
     norm = 1 if m.normalization == "RMSNorm" else 2
     gm = 3 / 2 if m.swiglu else 1

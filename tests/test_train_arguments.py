@@ -1,4 +1,4 @@
-"""The trainer's flags: Megatron-LM's names and meanings, seed manifests accepted, bad flags refused."""
+"""The trainer's flags: Megatron-LM's names and meanings, the guides' flags accepted, bad flags refused."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from workshop_lib.errors import UsageError
 from workshop_lib.train import arguments
 
-# The training flags of the seed manifests, verbatim (PyTorchJob of section 03, the skill's
+# The training flags of the guides in docs/sources.md, verbatim (the EKS guide's PyTorchJob, the usage notes'
 # Pattern 1 and Pattern 2 scripts, the HyperPod GPT-3 template's sample-based schedule).
 SEED_PYTORCHJOB = [
     "--num-layers=32",

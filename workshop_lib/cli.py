@@ -1,4 +1,4 @@
-"""The ``workshop`` command: a thin layer over the rooms (see ``../shared/contract.md``).
+"""The ``workshop`` command: a thin layer over the rooms (see ``docs/cli.md``).
 
 Each room owns its subcommands in its own ``cli.py`` with a ``register(subparsers)`` function, so
 the rooms stay independent and this file only wires them together and enforces the contract's
@@ -15,11 +15,9 @@ from __future__ import annotations
 
 import argparse
 import importlib
-import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from .errors import UsageError, WorkshopError
@@ -41,52 +39,6 @@ class OneLineParser(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         self.exit(2, f"{self.prog}: error: {message} (see '{self.prog} --help')\n")
-
-
-def _json_default(obj: Any) -> Any:
-    if isinstance(obj, Path):
-        return str(obj)
-    if hasattr(obj, "item"):  # numpy scalars
-        return obj.item()
-    if hasattr(obj, "tolist"):  # numpy arrays
-        return obj.tolist()
-    if isinstance(obj, set | frozenset | tuple):
-        return list(obj)
-    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
-
-
-def dumps_json(obj: Any) -> str:
-    """Serialise ``obj`` the way every ``--json`` output does: Paths and numpy values allowed,
-    NaN/Inf written as null (JSON has neither)."""
-    from .jsonsafe import json_safe
-
-    return json.dumps(json_safe(obj), default=_json_default, indent=2, allow_nan=False)
-
-
-def print_json(obj: Any) -> None:
-    """Print exactly one JSON object on stdout."""
-    sys.stdout.write(dumps_json(obj) + "\n")
-    sys.stdout.flush()
-
-
-def emit_text(text: str, out: str | os.PathLike[str] | None) -> None:
-    """Write a rendered document to ``out`` atomically (saying so on stderr), or to stdout.
-
-    ``--out`` names a file; a directory, a path through a file or one we may not write is the
-    caller's input, so it is one UsageError line (exit 2) rather than a traceback-shaped failure.
-    """
-    if out:
-        from .fsutil import write_output
-
-        write_output(out, text, "--out")
-        print(f"wrote {out}", file=sys.stderr)
-    else:
-        sys.stdout.write(text)
-
-
-def progress(message: str) -> None:
-    """Progress and notes go to stderr so ``--json`` stdout stays one object."""
-    print(message, file=sys.stderr, flush=True)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,6 +1,6 @@
 """The kit's error types and how the command line reports them.
 
-The contract: bad usage or invalid input exits with status 2 and one line on stderr that names
+The contract (docs/cli.md): bad usage or invalid input exits with status 2 and one line on stderr that names
 the file, line or field and says how to fix it; any other failure exits 1. Raising
 :class:`UsageError` anywhere below the CLI is how a module asks for the first kind.
 """

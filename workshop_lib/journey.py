@@ -23,7 +23,7 @@ from .paths import REPO_ROOT, RunDir
 
 NOTEBOOK_DIR = REPO_ROOT / "notebooks"
 
-# In order; each entry is (file name, what it hands on). The time is the seeds' schedule.
+# In order; each entry is (file name, what it hands on). Their minutes: tests/test_notebooks.py.
 NOTEBOOKS: tuple[tuple[str, str], ...] = (
     ("01_data_prep.ipynb", "indexed dataset + dataset.json"),
     ("02_parallelism.ipynb", "plan/job.yaml"),
@@ -165,7 +165,7 @@ def summarise(run: RunDir) -> dict[str, Any]:
                 fits=calc.get("fits"),
                 valid=calc.get("valid"),
             )
-        except (ImportError, UsageError) as exc:
+        except UsageError as exc:
             plan["note"] = f"calculator unavailable: {exc}"
         summary["plan"] = plan
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from .cli_output import print_json, progress
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add ``run-notebooks``; the papermill machinery is imported only when it runs."""
@@ -31,7 +33,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 def _run(args: argparse.Namespace) -> int:
     from pathlib import Path
 
-    from .cli import print_json, progress
     from .fsutil import ensure_output_dir
     from .journey import format_summary, run_notebooks
 

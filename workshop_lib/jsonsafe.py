@@ -1,6 +1,6 @@
 """JSON has no NaN or Infinity: the one place that turns non-finite numbers into null.
 
-Every ``--json`` output goes through it (``workshop_lib.cli.dumps_json``), and so does the monitor's
+Every ``--json`` output goes through it (``workshop_lib.cli_output.dumps_json``), and so does the monitor's
 ``ParsedLog.to_json`` for callers that serialise it themselves; a diverged loss therefore reads as
 ``null`` (and is counted in the summary) instead of a token strict JSON parsers reject.
 """

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 
+from ..cli_output import emit_text, print_json, progress
+
 
 def register(sub: argparse._SubParsersAction) -> None:
-    """Add ``import-hf`` and ``export-hf`` (see the contract's continued pre-training section)."""
+    """Add ``import-hf`` and ``export-hf`` (docs/cli.md, "Continued pre-training")."""
     p = sub.add_parser(
         "import-hf",
         help="convert a local Hugging Face model (Llama, Mistral, Qwen2, Mixtral) to a Megatron checkpoint",
@@ -82,7 +84,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def _import(args: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
     from .importer import import_hf
 
     result = import_hf(
@@ -102,7 +103,6 @@ def _import(args: argparse.Namespace) -> int:
 
 
 def _export(args: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
     from .exporter import export_hf
 
     result = export_hf(
@@ -118,7 +118,6 @@ def _export(args: argparse.Namespace) -> int:
 
 
 def _render_import_job(args: argparse.Namespace) -> int:
-    from ..cli import emit_text
     from .cluster_job import DEFAULT_IMAGE, render_import_job, to_yaml
 
     job = render_import_job(

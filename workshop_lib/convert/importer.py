@@ -75,7 +75,7 @@ def import_hf(
     ep: int = 1,
     progress=None,
 ) -> dict[str, Any]:
-    """Convert ``hf_dir`` into a Megatron checkpoint at ``save``; returns the contract's JSON object."""
+    """Convert ``hf_dir`` into a Megatron checkpoint at ``save``; returns docs/cli.md's JSON object."""
     t0 = time.time()
     hf = Path(hf_dir)
     if not hf.is_dir():

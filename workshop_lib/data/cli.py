@@ -7,6 +7,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from ..cli_output import emit_text, print_json
+
 
 def _add_tokenizer_flags(p: argparse.ArgumentParser) -> None:
     g = p.add_argument_group("tokenizer (Megatron-LM's flags)")
@@ -158,7 +160,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _emit(args: argparse.Namespace, obj: dict, text) -> int:
     """``--json``: the object on stdout; otherwise ``text(obj)`` for people."""
-    from ..cli import print_json
 
     if args.json:
         print_json(obj)
@@ -312,7 +313,6 @@ def _merge(args: argparse.Namespace) -> int:
 def _render_job(args: argparse.Namespace) -> int:
     import shlex
 
-    from ..cli import emit_text
     from ..errors import UsageError
     from .shard import planned_files_warning, render_prep_job, to_yaml
 

@@ -93,6 +93,32 @@ class IndexHeader:
         return HEADER_BYTES + 12 * self.sequence_count
 
 
+def check_json_keys(keys: list[str] | tuple[str, ...]) -> None:
+    """Refuse keys that cannot be part of a file name (UsageError naming the key).
+
+    Each key becomes part of its dataset's file name, ``{PREFIX}_{key}_document.bin``, so a key
+    holding '/' would write outside the output directory ('x/../../../y'), and NUL cannot be in a
+    path at all. Keys named here are only those used for files; the JSON itself may hold any key.
+    """
+    for key in keys:
+        bad = None
+        if key == "":
+            bad = "is empty"
+        elif "/" in key:
+            bad = "holds '/'"
+        elif "\0" in key:
+            bad = "holds a NUL character"
+        elif key in (".", ".."):
+            bad = "is '.' or '..'"
+        if bad:
+            raise UsageError(
+                f"--json-keys {key!r}: the key {bad}; keys become part of the output file names "
+                "({PREFIX}_{key}_document.bin), so use a plain name such as text"
+            )
+    if len(set(keys)) != len(keys):
+        raise UsageError(f"--json-keys {' '.join(keys)}: a key is repeated")
+
+
 def read_header(prefix: str | os.PathLike[str]) -> IndexHeader:
     """Read and check an ``.idx`` header; a UsageError names the file and what is wrong."""
     path = idx_path(strip_suffix(prefix))

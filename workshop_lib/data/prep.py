@@ -39,7 +39,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..fsutil import ensure_parent_dir
-from .indexed import IndexedDatasetWriter, optimal_dtype
+from .indexed import IndexedDatasetWriter, check_json_keys, optimal_dtype
 from .reader import (
     MAX_LINE_BYTES,
     MAX_NAMED_BAD_LINES,
@@ -50,6 +50,7 @@ from .reader import (
     iter_chunks,
     parse_chunk,
 )
+from .shard import shard_files, shard_warnings
 from .tokenizer import TokenizerAdapter
 
 MAX_PRINTED_BAD_LINES = 20
@@ -62,32 +63,6 @@ PREFETCH_DEPTH = 4
 def output_prefix_for(prefix: str | Path, key: str) -> str:
     """``{PREFIX}_{key}_document``, the name preprocess_data.py gives each key's dataset."""
     return f"{prefix}_{key}_document"
-
-
-def check_json_keys(keys: list[str] | tuple[str, ...]) -> None:
-    """Refuse keys that cannot be part of a file name (UsageError naming the key).
-
-    Each key becomes part of its dataset's file name, ``{PREFIX}_{key}_document.bin``, so a key
-    holding '/' would write outside the output directory ('x/../../../y'), and NUL cannot be in a
-    path at all. Keys named here are only those used for files; the JSON itself may hold any key.
-    """
-    for key in keys:
-        bad = None
-        if key == "":
-            bad = "is empty"
-        elif "/" in key:
-            bad = "holds '/'"
-        elif "\0" in key:
-            bad = "holds a NUL character"
-        elif key in (".", ".."):
-            bad = "is '.' or '..'"
-        if bad:
-            raise UsageError(
-                f"--json-keys {key!r}: the key {bad}; keys become part of the output file names "
-                "({PREFIX}_{key}_document.bin), so use a plain name such as text"
-            )
-    if len(set(keys)) != len(keys):
-        raise UsageError(f"--json-keys {' '.join(keys)}: a key is repeated")
 
 
 def append_eod(
@@ -122,7 +97,7 @@ class PrepResult:
     warnings: list[str] = field(default_factory=list)
 
     def summary(self) -> dict:
-        """The contract's JSON object (plus a few extra keys)."""
+        """docs/cli.md's JSON object (plus a few extra keys)."""
         secs = max(self.seconds, 1e-9)
         return {
             "documents": self.documents,
@@ -248,8 +223,6 @@ def prep_data(
     files = expand_inputs(inputs)
     warnings: list[str] = []
     if num_shards != 1 or shard_index != 0:
-        from .shard import shard_files, shard_warnings
-
         all_files = len(files)
         files = shard_files(files, num_shards, shard_index)
         warnings += shard_warnings(all_files, len(files), num_shards, shard_index)

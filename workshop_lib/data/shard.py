@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
-from .indexed import IndexedDatasetWriter, strip_suffix
+from .indexed import IndexedDatasetWriter, check_json_keys, strip_suffix
 
 T = TypeVar("T")
 
@@ -151,8 +151,6 @@ def render_prep_job(
         check_count(parallelism, "--parallelism")
     check_count(backoff_limit_per_index, "backoff_limit_per_index", minimum=0)
     memory = check_quantity(memory, "--memory")
-    from .prep import check_json_keys
-
     check_json_keys(tuple(json_keys))
     if not inputs:
         raise UsageError("--input: name at least one input path under --mount-path")

@@ -3,8 +3,8 @@
 Each row names a failure (``label``), the log lines that show it (``patterns``, regular
 expressions searched in each line), what it means and what to do. The patterns were written from
 real output quoted in public issue threads (NVIDIA/Megatron-LM, NVIDIA/NeMo, NVIDIA/nccl,
-aws/aws-ofi-nccl, pytorch/pytorch, kubeflow) and from the workshop seeds' "Common Launch Issues"
-and troubleshooting tables; ``tests/fixtures/logs/README.md`` lists the sources of each fixture.
+aws/aws-ofi-nccl, pytorch/pytorch, kubeflow) and from the launch guides' "Common Launch Issues"
+and troubleshooting tables (``docs/sources.md``); ``tests/fixtures/logs/README.md`` lists the sources of each fixture.
 
 The patterns were then grown, and the roles set, from the development split of
 ``tests/fixtures/diagnose_corpus`` (unmodified excerpts of real failures: other Megatron forks,
@@ -46,7 +46,7 @@ SKIP_GRACE_ITERATIONS = 100
 # GPU utilisation below this (percent SM activity) is flagged by ``workshop monitor gpu``.
 LOW_GPU_UTIL_PERCENT = 50.0
 
-# The seeds' likely causes of low SM utilisation, in the order to check them.
+# The EKS launch guide's likely causes of low SM utilisation (docs/sources.md), in the order to check them.
 LOW_GPU_UTIL_CAUSES: tuple[str, ...] = (
     "Data loading bottleneck: raise --num-workers, keep the dataset on fast storage (FSx/AMLFS or local NVMe).",
     "NCCL communication overhead: keep tensor parallelism within a node and confirm EFA is active "
@@ -749,7 +749,7 @@ FAILURES: tuple[FailureSignature, ...] = (
 
 FAILURES_BY_LABEL: dict[str, FailureSignature] = {f.label: f for f in FAILURES}
 
-# The contract's labels (``workshop monitor diagnose``); FAILURES holds these and a few more.
+# The labels of ``workshop monitor diagnose`` in docs/cli.md; FAILURES holds these and a few more.
 CONTRACT_LABELS: tuple[str, ...] = (
     "nccl_socket_fallback", "efa_plugin_missing", "nccl_timeout", "cuda_oom", "batch_size_not_divisible",
     "rendezvous_timeout", "socket_ifname_bad", "nan_loss", "skipped_iterations", "dataset_too_small",

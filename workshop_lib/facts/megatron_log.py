@@ -23,7 +23,7 @@ class IterationField:
     """One ``label: value |`` cell of an iteration line."""
 
     label: str  # the text Megatron prints before the colon
-    key: str  # our snake_case name (the contract's JSON key)
+    key: str  # our snake_case name (docs/cli.md's JSON key)
     fmt: str  # the format spec Megatron uses for the value
 
 

@@ -1,7 +1,7 @@
 """The NCCL / EFA / pod rules ``workshop check`` applies: one table, each rule with its reason and fix.
 
-Every reason comes from what breaks in practice (seed 001's "variables you must set / must NOT set"
-tables and its launch-issue table, seed 002 for InfiniBand). ``workshop_lib.launch.check`` evaluates
+Every reason comes from what breaks in practice (docs/sources.md: the EKS launch guide's variables
+to set and not to set and its launch issues; the AKS guide for InfiniBand). ``workshop_lib.launch.check`` evaluates
 the rows: environment rows generically by ``kind``, pod rows by their ``rule`` name. Notebook 03 shows
 this table as it is.
 

@@ -1,7 +1,7 @@
 """The two Kubeflow training operators a job can launch on, as data.
 
 * ``pytorchjob``: the Training Operator v1 (``kubeflow.org/v1`` ``PyTorchJob``), in maintenance on its
-  1.9 branch; what the seeds, the workshop clusters and SageMaker HyperPod use, so it stays the default.
+  1.9 branch; the launch guides (docs/sources.md), the workshop clusters and HyperPod use it: the default.
 * ``trainjob``: Kubeflow Trainer v2 (``trainer.kubeflow.org/v1alpha1``): a ``TrainJob`` that references
   a ``TrainingRuntime`` (namespaced) or ``ClusterTrainingRuntime``; the controller turns the pair into a
   JobSet. What a cluster set up today gets.

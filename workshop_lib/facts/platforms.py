@@ -1,10 +1,11 @@
 """The Kubernetes platforms a job can target, as data: what differs between EKS, HyperPod, AKS and the rest.
 
 The renderer (``workshop_lib.launch.render``) reads one :class:`Platform` and never branches on a
-platform's name, so adding a platform is adding a row here. Sources: the seeds (001 EKS: Master +
-Worker, ``hostNetwork``, EFA requests, ``/dev/shm`` 128Gi; 003 HyperPod EKS: worker-only PyTorchJob
-with an ``elasticPolicy`` rendezvous through etcd and ``node.kubernetes.io/instance-type: ml.p5...``;
-002 AKS: ``rdma/ib`` requests, ``IPC_LOCK``, NCCL's InfiniBand settings, optional SHARP).
+platform's name, so adding a platform is adding a row here. Sources (docs/sources.md): the EKS launch
+guide (Master + Worker, ``hostNetwork``, EFA requests, ``/dev/shm`` 128Gi), the HyperPod EKS launch
+guide (worker-only PyTorchJob with an ``elasticPolicy`` rendezvous through etcd and
+``node.kubernetes.io/instance-type: ml.p5...``) and the AKS launch guide (``rdma/ib`` requests,
+``IPC_LOCK``, NCCL's InfiniBand settings, optional SHARP).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from types import MappingProxyType
 
 GIB = 1024**3
 
-# The environment every platform gets: the seeds' "variables you MUST set" that are not fabric-specific.
+# The environment every platform gets: the EKS launch guide's variables to set that are not fabric-specific.
 # NCCL_TIMEOUT and TORCH_DISTRIBUTED_TIMEOUT must stay equal (nccl_rules checks it).
 COMMON_ENV: Mapping[str, str] = MappingProxyType(
     {
@@ -31,7 +32,7 @@ COMMON_ENV: Mapping[str, str] = MappingProxyType(
 
 EFA_ENV: Mapping[str, str] = MappingProxyType({"FI_PROVIDER": "efa", "FI_EFA_USE_HUGE_PAGE": "0"})
 
-# Azure ND-series (seed 002's train_megatron.sh): IB on, relaxed ordering, the NDv5 topology file.
+# Azure ND-series (AKS launch guide's train_megatron.sh): IB on, relaxed ordering, the NDv5 topology file.
 # On these VMs eth0 *is* the front-end NIC NCCL should bootstrap on, unlike p4d/p5.
 IB_ENV: Mapping[str, str] = MappingProxyType(
     {
@@ -46,7 +47,7 @@ IB_ENV: Mapping[str, str] = MappingProxyType(
     }
 )
 
-# SHARP in-network reductions on InfiniBand (seed 002, `training.useSharp=1`).
+# SHARP in-network reductions on InfiniBand (the AKS launch guide's `training.useSharp=1`).
 SHARP_ENV: Mapping[str, str] = MappingProxyType(
     {
         "NCCL_COLLNET_ENABLE": "1",
@@ -83,7 +84,7 @@ PLATFORMS: dict[str, Platform] = {
     for p in (
         Platform(
             "eks-efa",
-            "Amazon EKS with EFA (seed 001): Master + Worker, hostNetwork, vpc.amazonaws.com/efa",
+            "Amazon EKS with EFA (EKS launch guide): Master + Worker, hostNetwork, vpc.amazonaws.com/efa",
             fabric="efa",
             network_resource="vpc.amazonaws.com/efa",
             master_replica=True,
@@ -92,7 +93,7 @@ PLATFORMS: dict[str, Platform] = {
         ),
         Platform(
             "hyperpod-eks",
-            "SageMaker HyperPod on EKS (seed 003): worker-only, etcd rendezvous, ml.* instance labels",
+            "SageMaker HyperPod on EKS (HyperPod launch guide): worker-only, etcd rendezvous, ml.* instance labels",
             fabric="efa",
             network_resource="vpc.amazonaws.com/efa",
             master_replica=False,
@@ -102,7 +103,7 @@ PLATFORMS: dict[str, Platform] = {
         ),
         Platform(
             "aks-ib",
-            "Azure AKS on ND-series with InfiniBand (seed 002): rdma/ib, IPC_LOCK, optional SHARP",
+            "Azure AKS on ND-series with InfiniBand (AKS launch guide): rdma/ib, IPC_LOCK, optional SHARP",
             fabric="infiniband",
             network_resource="rdma/ib",
             master_replica=True,
@@ -125,7 +126,7 @@ PLATFORMS: dict[str, Platform] = {
     )
 }
 
-# Pod sizing shared by every platform (seed 001: 8 x A100 40GB -> memory 200Gi, cpu 80 of 96, shm 128Gi).
+# Pod sizing shared by every platform (EKS launch guide: 8 x A100 40GB -> memory 200Gi, cpu 80 of 96, shm 128Gi).
 MEMORY_PER_GPU_GIB = 25
 CPU_RESERVED_FOR_SYSTEM = 16  # kubelet, device plugins, daemonsets
 SHM_GIB = 128

@@ -9,7 +9,7 @@ Sources:
   Persistent_1 HDD at 12 and 40 MB/s per TiB; Scratch_2 at 200 MB/s per TiB (baseline figures,
   burst not counted). Minimum size 1.2 TiB for SSD deployments.
 * Azure Managed Lustre (AMLFS) tiers: AMLFS-Durable-Premium-40/125/250/500, i.e. 40, 125, 250 and
-  500 MB/s per TiB. The workshop seed (AKS Megatron guide) tabulates the tiers at 480 TiB (40) and
+  500 MB/s per TiB. The AKS launch guide (docs/sources.md) tabulates the tiers at 480 TiB (40) and
   512 TiB (the others): 19.2, 64, 128 and 256 GB/s, the sizes used as defaults here.
 
 Figures are decimal: MB = 10**6 bytes, GB = 10**9 bytes; TiB = 2**40 bytes.

@@ -13,6 +13,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..cli_output import emit_text, print_json, progress
+
 
 def _positive(kind: type, flag: str):
     """An argparse type: a number > 0, else the usual one-line usage error naming ``flag``."""
@@ -150,7 +152,6 @@ def _render(args: argparse.Namespace) -> int:
     reference costs one line, so a literal is refused rather than warned about. ``--allow-literal-env
     VAR`` exists for a variable whose name only looks like a credential, and names it explicitly.
     """
-    from ..cli import emit_text
     from ..errors import UsageError
     from ..facts import nccl_rules
     from . import check, jobspec, render
@@ -175,7 +176,6 @@ def _render(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from . import check, jobspec
 
     spec = jobspec.load(args.config)
@@ -227,7 +227,6 @@ def _target(args: argparse.Namespace):
 
 
 def _apply(args: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
     from ..errors import WorkshopError
     from . import check
 
@@ -261,7 +260,6 @@ def _apply(args: argparse.Namespace) -> int:
 
 def _preflight(args: argparse.Namespace) -> int:
     """The cluster's operators and the job's preflight: exit 0 when it can take the job, else 1 with the problems."""
-    from ..cli import print_json
     from ..errors import UsageError, WorkshopError
 
     job, backend = _target(args)
@@ -288,7 +286,6 @@ def _preflight(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from ..redact import redact_tree
     from . import backends
 
@@ -331,7 +328,6 @@ def _failed_run_verdict(st: dict, backend):
 
 
 def _logs(args: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
 
     if args.out is not None:  # an unusable --out is one line before any backend work, on every backend
         from ..errors import UsageError
@@ -373,7 +369,6 @@ def _log_verdict(out: str):
 
 
 def _delete(args: argparse.Namespace) -> int:
-    from ..cli import print_json
 
     job, backend = _target(args)
     result = backend.delete(job, wait=args.wait, timeout=args.timeout)

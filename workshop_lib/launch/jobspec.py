@@ -1,7 +1,7 @@
-"""The job YAML (contract section "Launch"): load it, validate every field, and hold it as a JobSpec.
+"""The job YAML (docs/cli.md, section "Launch"): load it, validate every field, and hold it as a JobSpec.
 
 Every problem is one :class:`~workshop_lib.errors.UsageError` line naming the file, the field and the
-fix (exit status 2 on the command line). Optional keys beyond the contract's:
+fix (exit status 2 on the command line). Optional keys beyond docs/cli.md's:
 
 * ``backend: kubernetes | local`` (default kubernetes),
 * ``sharp: true`` (aks-ib only: SHARP in-network reductions),
@@ -261,14 +261,14 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
     src = source
     if not isinstance(data, Mapping):
         raise UsageError(
-            f"{src}: the job file must be a YAML mapping of fields (name, image, ...); see contract 'Launch'"
+            f"{src}: the job file must be a YAML mapping of fields (name, image, ...); see docs/cli.md, 'Launch'"
         )
     unknown = [k for k in data if k not in REQUIRED + OPTIONAL]
     if unknown:
         raise _fail(src, str(unknown[0]), f"unknown field; the fields are {', '.join(REQUIRED + OPTIONAL)}")
     for key in REQUIRED:
         if key not in data or data[key] is None:
-            raise _fail(src, key, "missing; add it (see the contract's job YAML example)")
+            raise _fail(src, key, "missing; add it (see the job YAML example in docs/cli.md)")
 
     def name_field(key: str, value: Any) -> str:
         try:
@@ -285,7 +285,7 @@ def from_dict(data: Any, source: str = "<job>") -> JobSpec:
     for key in ("instance_type", "platform"):  # looked up by name in a table: a short string or nothing
         if key in data and not (isinstance(data[key], str) and len(data[key]) <= 64):
             raise _fail(
-                src, key, f"{clip(data[key])} is not a name from the table; see the contract's example"
+                src, key, f"{clip(data[key])} is not a name from the table; see the example in docs/cli.md"
             )
     try:
         hardware.instance(str(data["instance_type"]))

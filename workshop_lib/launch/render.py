@@ -2,7 +2,7 @@
 
 ``render_job(spec)`` gives the documents ``workshop render`` prints and ``workshop apply`` creates:
 the Namespace, for an etcd rendezvous (HyperPod) the etcd Service and Deployment, and the
-``kubeflow.org/v1`` PyTorchJob shaped as the seeds' manifests are. Everything that differs between
+``kubeflow.org/v1`` PyTorchJob shaped as the guides' (docs/sources.md). Everything that differs between
 platforms comes from ``workshop_lib.facts.platforms``; the instance table gives GPU and NIC counts.
 ``render_slurm(spec)`` gives the equivalent sbatch script for clusters without Kubernetes.
 """
@@ -164,7 +164,7 @@ def namespace(spec: JobSpec) -> dict[str, Any]:
 
 
 def etcd_objects(spec: JobSpec) -> list[dict[str, Any]]:
-    """The etcd Service and Deployment an ``etcd`` rendezvous needs (seed 003)."""
+    """The etcd Service and Deployment an ``etcd`` rendezvous needs (HyperPod launch guide, docs/sources.md)."""
     name, ns = etcd_name(spec), spec.namespace
     labels = {"app": name, JOB_LABEL: spec.name}
     service = {

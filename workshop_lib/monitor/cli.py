@@ -9,6 +9,8 @@ from __future__ import annotations
 import argparse
 import sys
 
+from ..cli_output import print_json
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
@@ -102,7 +104,6 @@ def _warn_long_lines(command: str, log) -> None:
 
 
 def _out(obj) -> None:
-    from ..cli import print_json
 
     print_json(obj)
 

@@ -10,7 +10,7 @@ Two inputs, both plain text (saved to a file, or collected from pods with :func:
 Lines may carry a source prefix such as kubectl's ``[pod/NAME/CONTAINER]`` or ``NAME:``, which
 becomes the ``source`` of the sample, so several pods' output can be concatenated in one file.
 A GPU whose mean SM utilisation is under :data:`~workshop_lib.facts.failures.LOW_GPU_UTIL_PERCENT`
-is flagged with the seeds' likely causes.
+is flagged with the EKS launch guide's likely causes (docs/sources.md).
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ from ..errors import UsageError
 from ..facts import megatron_log as fmt
 from ..jsonsafe import json_safe
 
-# The contract's keys of one iteration, in order (``workshop monitor parse --json``).
+# docs/cli.md's keys of one iteration, in order (``workshop monitor parse --json``).
 CONTRACT_KEYS: tuple[str, ...] = (
     "iteration",
     "train_iters",
@@ -274,7 +274,7 @@ class ParsedLog:
 
     @property
     def iterations(self) -> list[dict[str, Any]]:
-        """The contract's view: one dict per iteration with exactly the contract keys."""
+        """docs/cli.md's view: one dict per iteration with exactly its keys."""
         return [{k: r.get(k) for k in CONTRACT_KEYS} for r in self.records]
 
     @property
@@ -314,7 +314,7 @@ class ParsedLog:
         return summarize(self)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The contract's ``workshop monitor parse --json`` object (non-finite numbers as null)."""
+        """docs/cli.md's ``workshop monitor parse --json`` object (non-finite numbers as null)."""
         extra = self.extra_columns
         out = {
             "iterations": self.iterations,
@@ -680,13 +680,13 @@ def open_log(path: str | os.PathLike[str]) -> io.BufferedIOBase:
     if kind == "xz":
         return lzma.open(p, "rb")
     if kind == "zstd":
-        # prep-data's frame reader: it reads concatenated frames (zstd -c of chunks, pzstd), keeps one
+        # the frame reader prep-data uses too: it reads concatenated frames (zstd -c of chunks, pzstd), keeps one
         # call's output bounded, and raises EOFError when the file ends inside a frame; zstandard's
         # stream_reader ended quietly there, so a truncated log read as a healthy, shorter run.
-        from ..data.reader import _ZstdFrames
+        from ..zstdframes import ZstdFrames
 
         raw = open(p, "rb")  # noqa: SIM115 - closed with the reader
-        return _ClosingReader(_ZstdFrames(raw), raw)
+        return _ClosingReader(ZstdFrames(raw), raw)
     return open(p, "rb")
 
 

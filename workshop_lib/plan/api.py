@@ -1,7 +1,7 @@
 """The plan room's public API: one plan from Megatron flags, and the checks alone.
 
 ``plan_from_megatron_args(args, gpu=..., gpus_per_node=..., nodes=...)`` returns exactly the
-``workshop plan --json`` object of the contract (plus a few documented extra keys under
+``workshop plan --json`` object of docs/cli.md (plus a few documented extra keys under
 ``details``); ``check_megatron_args`` returns the same issues as :class:`PlanIssue` objects.
 ``args`` is the job-YAML form of Megatron's flags: names without leading dashes, ``True`` for a
 bare flag, values as str or int. Flags the planner does not model (data, checkpoints, logging,
@@ -192,7 +192,7 @@ def plan(
     details: bool = True,
     issues: list[PlanIssue] | None = None,
 ) -> dict[str, Any]:
-    """The contract's plan object for one configuration."""
+    """docs/cli.md's plan object for one configuration."""
     m = m.with_(vocab_pad_tp=par.tp)
     if cl.gpu not in GPUS:
         raise UsageError(f"--gpu: unknown {cl.gpu!r}; choose one of {', '.join(GPUS)}")

@@ -1,7 +1,7 @@
 """Subcommands of the ``plan`` room (registered by ``workshop_lib.cli``).
 
 ``workshop plan [model flags | --model PRESET] [parallel flags] [--gpu G --gpus-per-node N --nodes N]
-[--search] [--json]`` — see the contract's ``workshop plan`` section. Flag names are Megatron-LM's.
+[--search] [--json]`` — see docs/cli.md, ``workshop plan``. Flag names are Megatron-LM's.
 Nothing heavy is imported: the planner is pure Python.
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from ..cli_output import print_json, progress
 from ..facts import megatron_flags
 
 # workshop plan's Megatron flags: the flag table's rows it accepts, in the table's order. Model rows
@@ -133,7 +134,6 @@ def hf_config_args(path: str) -> dict[str, Any]:
 
 
 def _run(ns: argparse.Namespace) -> int:
-    from ..cli import print_json, progress
     from ..errors import UsageError
     from ..facts import hardware
     from . import api, report

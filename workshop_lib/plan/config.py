@@ -3,7 +3,7 @@
 Everything the planner computes starts from three frozen dataclasses. They are filled from the
 job-YAML form of Megatron-LM's flags (``{"num-layers": 32, "bf16": True, ...}``) by
 :func:`from_megatron_args`, with Megatron-LM's own defaults where a flag is absent
-(``megatron/training/arguments.py``):
+(Megatron-LM's ``megatron/training/arguments.py``):
 
 * ``--ffn-hidden-size``: ``4 * hidden``; with ``--swiglu`` ``int(4 * hidden * 2 / 3 / 64) * 64``;
 * ``--kv-channels``: ``hidden // heads``; ``--num-query-groups``: the number of heads unless

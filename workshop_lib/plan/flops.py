@@ -1,7 +1,7 @@
 """Floating-point operations per iteration, as Megatron-LM counts them.
 
 :func:`megatron_flops` follows ``num_floating_point_operations(args, batch_size)`` of
-``megatron/training/training.py`` (the standard-Transformer branch, causal attention: only half
+Megatron-LM's ``megatron/training/training.py`` (the standard-Transformer branch, causal attention: only half
 of the ``QK^T`` and ``(QK^T)V`` products are counted). It is the number Megatron divides by the
 iteration time to log ``throughput per GPU (TFLOP/s/GPU)``, so a plan's MFU and a training log's
 TFLOP/s are directly comparable. It counts model FLOPs: recomputation is not included.

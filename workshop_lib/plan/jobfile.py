@@ -1,4 +1,4 @@
-"""The chosen plan as the contract's job YAML (``<run>/plan/job.yaml``), for notebook 03 and launch.
+"""The chosen plan as docs/cli.md's job YAML (``<run>/plan/job.yaml``), for notebook 03 and launch.
 
 :func:`job_dict` builds the mapping (``yaml.safe_dump`` writes it); :func:`write_job_yaml` writes it
 atomically. The training flags are the plan's model and parallel flags, the dataset and tokenizer
@@ -86,7 +86,7 @@ def job_dict(
     dataset: Mapping[str, Any] | None = None,
     extra_args: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """The contract's job YAML as a plain dict.
+    """docs/cli.md's job YAML as a plain dict.
 
     ``plan_args``: the plan's flags in job-YAML form (``plan["flags"]``, ``LayoutExplorer.flags()``),
     or a ``megatron_args`` token list from ``workshop plan --json``.

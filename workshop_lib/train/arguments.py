@@ -1,7 +1,7 @@
 """The trainer's command line: Megatron-LM's flag names and meanings, from the kit's one flag table.
 
 Every flag the trainer accepts is a row of ``workshop_lib/facts/megatron_flags.py`` with Megatron-LM's
-spelling, type and default (``megatron/training/arguments.py``); this module builds the parser from
+spelling, type and default (Megatron-LM's ``megatron/training/arguments.py``); this module builds the parser from
 those rows and keeps what only the trainer checks (the cross-flag rules below). Anything else is an error with one clear line and exit
 status 2, never silently ignored: a flag that Megatron-LM does not have (or that belongs to
 another framework) is named with what to use instead.

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from ..cli_output import print_json
+
 
 def register(sub: argparse._SubParsersAction) -> None:
     """Add this room's subcommands; handlers import their implementation lazily."""
@@ -71,7 +73,6 @@ def _train(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from ..cli import print_json
     from .evaluate import evaluate, format_table
 
     result = evaluate(
