@@ -39,6 +39,7 @@ import numpy as np
 
 from ..errors import UsageError
 from ..fsutil import ensure_parent_dir
+from ..paths import data_path_for
 from .indexed import IndexedDatasetWriter, check_json_keys, optimal_dtype
 from .reader import (
     MAX_LINE_BYTES,
@@ -58,11 +59,6 @@ ENCODE_IN_FLIGHT = 2  # chunks the engine encodes at the same time
 # Staged chunks waiting for the engine: cheap (a staged chunk's mapping is already released), and a
 # deeper queue lets the reader bank chunks while the engine is busy instead of stalling it later.
 PREFETCH_DEPTH = 4
-
-
-def output_prefix_for(prefix: str | Path, key: str) -> str:
-    """``{PREFIX}_{key}_document``, the name preprocess_data.py gives each key's dataset."""
-    return f"{prefix}_{key}_document"
 
 
 def append_eod(
@@ -253,7 +249,7 @@ def prep_data(
     start = time.perf_counter()
     try:
         for k in keys:  # each takes its prefix's lock (a second run on the prefix is refused)
-            writers[k] = IndexedDatasetWriter(output_prefix_for(output_prefix, k), dtype)
+            writers[k] = IndexedDatasetWriter(data_path_for(output_prefix, k), dtype)
         done_disk = 0
         last_file = None
         # Two chunks are encoded at once (the engine releases the GIL), so one call's ramp-up and
@@ -323,7 +319,7 @@ def prep_data(
             b, i = writers[k].finalize()
             result.outputs += [str(b), str(i)]
             result.per_key[k] = {
-                "prefix": output_prefix_for(output_prefix, k),
+                "prefix": data_path_for(output_prefix, k),
                 "tokens": writers[k].tokens,
                 "sequences": writers[k].sequences,
                 "documents": writers[k].documents,

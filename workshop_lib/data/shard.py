@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import Any, TypeVar
 
 from ..errors import UsageError
+from ..paths import data_path_for
 from .indexed import IndexedDatasetWriter, check_json_keys, strip_suffix
 
 T = TypeVar("T")
@@ -189,8 +190,8 @@ def render_prep_job(
         "workshop",
         "merge-data",
         "--output-prefix",
-        f"{output_prefix}_{json_keys[0]}_document",
-        *[f"{shard_prefix(output_prefix, i)}_{json_keys[0]}_document" for i in range(shards)],
+        data_path_for(output_prefix, json_keys[0]),
+        *[data_path_for(shard_prefix(output_prefix, i), json_keys[0]) for i in range(shards)],
     ]
     merge_text = shlex.join(merge)
     if len(merge_text.encode()) > MAX_ANNOTATIONS_BYTES // 2:
