@@ -105,6 +105,27 @@ def test_a_hidden_warning_without_its_source_line_eats_nothing_else():
     assert shown == lines[1:] and view.hidden_count == 1
 
 
+def test_the_source_line_is_matched_exactly_when_the_file_is_here(tmp_path):
+    """With the warned-about file at hand, only its own source line is taken for the warning's."""
+    src = tmp_path / "torch/distributed/c10d_logger.py"
+    src.parent.mkdir(parents=True)
+    src.write_text("\n" * 82 + "            return func(*args, **kwargs)\n")
+    header = GATHER.replace(C10D, str(src))
+    other = "  loaded pretrained weights from /r/base/iter_0000000"
+    view, shown, _ = _view([header, other, SOURCE])
+    assert shown == [other] and view.hidden_count == 1
+
+
+def test_a_fifo_named_in_the_log_is_never_read(tmp_path):
+    import os
+
+    fifo = tmp_path / "torch/distributed/c10d_logger.py"
+    fifo.parent.mkdir(parents=True)
+    os.mkfifo(fifo)  # opening it for reading would block forever
+    view, shown, _ = _view([GATHER.replace(C10D, str(fifo)), SOURCE, ITER])
+    assert shown == [ITER] and view.hidden_count == 1
+
+
 def test_the_table_is_exact():
     """Every entry names a warning class, and the printed-path pattern covers the module exactly."""
     import builtins

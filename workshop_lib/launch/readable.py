@@ -14,6 +14,8 @@ and where the full log is. A warning the table does not know is shown as printed
 from __future__ import annotations
 
 import linecache
+import os
+import stat
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,6 +27,7 @@ from ..monitor.parse import parse_iteration_line
 
 # A hidden warning's source line is expected within this many lines (two ranks interleave).
 SOURCE_WINDOW = 6
+MAX_SOURCE_BYTES = 8 << 20  # a module's source is far smaller; anything larger is not read
 
 
 class ReadableLog:
@@ -57,8 +60,7 @@ class ReadableLog:
             entry = known.match_printed(m["category"], m["message"], m["file"])
             if entry is not None:
                 self.hidden[entry.message] += 1
-                source = linecache.getline(m["file"], int(m["line"])).strip() or None
-                self._expect.append((source, SOURCE_WINDOW))
+                self._expect.append((_source_line(m["file"], int(m["line"])), SOURCE_WINDOW))
                 return
         if line.strip() in known.KNOWN_LOG_LINES:
             self.hidden[line.strip()] += 1
@@ -126,6 +128,18 @@ class ReadableLog:
             f"{n} known library warning{'s' if n != 1 else ''} hidden ({len(self.hidden)} kinds, "
             f"see workshop_lib/facts/library_warnings.py); {where}"
         )
+
+
+def _source_line(file: str, lineno: int) -> str | None:
+    """The source line Python printed under a warning, read here when ``file`` is a regular file of
+    sensible size (a log names the path; a FIFO or a huge file at that path is never read)."""
+    try:
+        st = os.stat(file)
+    except (OSError, ValueError):
+        return None
+    if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_SOURCE_BYTES:
+        return None
+    return linecache.getline(file, lineno).strip() or None
 
 
 def _display_progress() -> Callable[[str], None] | None:
