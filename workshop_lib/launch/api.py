@@ -36,10 +36,12 @@ def both_renderings(job: JobSpec | str | os.PathLike[str]) -> dict[str, str]:
     return {name: manifest_text(spec, name) for name in operators.OPERATORS}
 
 
-def follow_logs(backend: Any, job: Any, *, timeout: float | None = None, emit: Any = print) -> dict[str, Any]:
+def follow_logs(
+    launcher: Any, job: Any, *, timeout: float | None = None, emit: Any = print
+) -> dict[str, Any]:
     """Notebook 03's view of a run: a progress line, the run's lines without the known library
     warnings (counted, and all kept in the log file), to the end of the run or ``timeout`` seconds.
     ``emit`` receives each shown line (``print`` by default). See :mod:`workshop_lib.launch.readable`."""
     from . import readable
 
-    return readable.follow(backend, job, timeout=timeout, emit=emit)
+    return readable.follow(launcher, job, timeout=timeout, emit=emit)

@@ -160,7 +160,7 @@ def _display_progress() -> Callable[[str], None] | None:
 
 
 def follow(
-    backend: Any,
+    launcher: Any,
     job: Any,
     *,
     timeout: float | None = None,
@@ -169,14 +169,15 @@ def follow(
 ) -> dict[str, Any]:
     """Stream ``job``'s log through :class:`ReadableLog` until the run ends (or ``timeout`` seconds).
 
-    Returns ``backend.logs``' answer plus ``hidden_warnings`` (how many lines were left out of the
-    view, all of them still in the log file). In a notebook the progress line updates in place.
+    ``launcher`` is a launch backend (``backends/base.py``). Returns its ``logs`` answer plus
+    ``hidden_warnings`` (how many lines were left out of the view, all of them still in the log
+    file). In a notebook the progress line updates in place.
     """
     progress = progress or _display_progress()
     view = ReadableLog(emit, progress=progress)
     if progress is not None:
         progress(view.progress_line())
-    result = backend.logs(job, follow=True, sink=view, timeout=timeout)
+    result = launcher.logs(job, follow=True, sink=view, timeout=timeout)
     if progress is not None and view.last is not None:
         progress(view.progress_line())
     summary = view.summary_line(result.get("out"))
