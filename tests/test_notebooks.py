@@ -88,6 +88,8 @@ def workshop_run(tmp_path_factory):
         timeout=900,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
+    # journey_engine stops each kernel only once it is idle: no shutdown SIGINT lands in a handler.
+    assert "KeyboardInterrupt caught in kernel" not in proc.stderr, proc.stderr[-4000:]
     return out, json.loads(proc.stdout)
 
 
@@ -169,3 +171,19 @@ def test_notebook_alone_says_which_notebook_to_run_first(tmp_path):
     assert proc.returncode == 1
     last = proc.stderr.strip().splitlines()[-1]
     assert "04_monitor.ipynb failed" in last and "run notebook 03 first" in last, last
+
+
+@pytest.mark.slow
+def test_local_run_cell_shows_iterations_not_warning_walls(workshop_run):
+    """Notebook 03's run cell: a progress line and Megatron's iteration lines; the known library
+    warnings are counted in one line on screen and kept, every one, in train.log."""
+    out, _ = workshop_run
+    nb = nbformat.read(out / "executed" / "03_launch.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.cell_type == "code" and "follow_logs" in c.source)
+    text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+    assert not re.search(r"^\S.*:\d+: \w*Warning: ", text, re.M), text[-3000:]
+    assert len(re.findall(r" iteration +\d+/ +30 \|", text)) == 30, text[-3000:]
+    assert "known library warnings hidden" in text
+    progress = [o for o in cell.outputs if o.output_type == "display_data"]
+    assert progress and progress[0].data["text/plain"].startswith("training: iteration 30/30 (100%)")
+    assert "FutureWarning" in (out / "train/train.log").read_text()

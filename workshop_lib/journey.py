@@ -81,6 +81,8 @@ def run_notebooks(
         raise UsageError(f"--backend: {backend!r} is not one of {', '.join(BACKENDS)}")
     import papermill as pm
 
+    from .journey_engine import execute_notebook
+
     output_dir = Path(output_dir).resolve()
     run_dir = Path(run_dir).resolve() if run_dir else output_dir
     executed_dir = output_dir / "executed"
@@ -100,17 +102,12 @@ def run_notebooks(
         log(f"[run-notebooks] {name} ...")
         start = time.perf_counter()
         try:
-            pm.execute_notebook(
-                str(source),
-                str(executed),
+            execute_notebook(
+                source,
+                executed,
                 parameters=parameters_for(name, run_dir, backend),
-                cwd=str(NOTEBOOK_DIR),
+                cwd=NOTEBOOK_DIR,
                 kernel_name=kernel_name,
-                progress_bar=False,
-                log_output=False,
-                # The kernels are local children of this process; their start-up chatter (e.g.
-                # ipykernel's note that a loopback kernel is unencrypted) is noise on this screen.
-                extra_arguments=["--IPKernelApp.log_level=ERROR"],
             )
         except pm.PapermillExecutionError as exc:
             raise WorkshopError(

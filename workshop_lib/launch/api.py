@@ -91,3 +91,14 @@ def image_recipes(max_lines: int = 12) -> dict[str, list[str]]:
         lines = [line for line in p.read_text(encoding="utf-8").splitlines() if line.startswith(keep)]
         out[str(p.relative_to(REPO_ROOT))] = lines[:max_lines]
     return out
+
+
+def follow_logs(
+    launcher: Any, job: Any, *, timeout: float | None = None, emit: Any = print
+) -> dict[str, Any]:
+    """Notebook 03's view of a run: a progress line, the run's lines without the known library
+    warnings (counted, and all kept in the log file), to the end of the run or ``timeout`` seconds.
+    ``emit`` receives each shown line (``print`` by default). See :mod:`workshop_lib.launch.readable`."""
+    from . import readable
+
+    return readable.follow(launcher, job, timeout=timeout, emit=emit)

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import os
 import sys
-import warnings
 
 if __name__ == "__main__":
     from workshop_lib.train import lifeline
@@ -22,9 +21,10 @@ if __name__ == "__main__":
         lifeline.die_with_parent(lifeline.parent_from_env(lifeline.AGENT_ENV))
 
 # megatron-core warns at import that Apex/Transformer Engine are missing; on CPU that is expected.
-warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")
-warnings.filterwarnings("ignore", message="full scope is deprecated")  # megatron-core's own default
-warnings.filterwarnings("ignore", category=FutureWarning, module=r"megatron\.core\.dist_checkpointing.*")
+# Each such note is filtered by its exact category, message and module (facts/library_warnings.py).
+from workshop_lib.train.log import ignore_known_warnings  # noqa: E402
+
+ignore_known_warnings()
 
 if __name__ == "__main__":
     from workshop_lib.errors import UsageError

@@ -135,10 +135,15 @@ def evaluate(*args, **kwargs) -> dict:
 
 @contextlib.contextmanager
 def _quiet():
-    """Keep megatron-core's known CPU warnings (no TE/Apex, deprecated DCP names) off the screen."""
+    """Keep megatron-core's known CPU warnings (no TE/Apex, deprecated DCP names) off the screen.
+
+    Each by its exact category, message and module (``facts/library_warnings.py``): another warning
+    is still shown.
+    """
+    from .log import ignore_known_warnings
+
     with warnings.catch_warnings():
-        for category in (UserWarning, FutureWarning, DeprecationWarning):
-            warnings.simplefilter("ignore", category)
+        ignore_known_warnings(also_hidden=True)
         yield
 
 

@@ -194,8 +194,10 @@ def check_resume_schedule(planned: argparse.Namespace) -> None:
     ckpt = Path(planned.load) / f"iter_{int(tracker.read_text().strip()):07d}"
     import warnings
 
+    from .log import ignore_known_warnings
+
     with warnings.catch_warnings():  # megatron-core: Apex/TE missing is expected on CPU (as in __main__)
-        warnings.filterwarnings("ignore", message=".*(Apex|Transformer Engine).*")
+        ignore_known_warnings()
         import torch
         from megatron.core import dist_checkpointing
         from megatron.core.optimizer_param_scheduler import OptimizerParamScheduler

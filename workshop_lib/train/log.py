@@ -1,11 +1,39 @@
-"""Log lines in Megatron-LM's format (``workshop_lib.facts.megatron_log``) and TensorBoard scalars."""
+"""Log lines in Megatron-LM's format (``workshop_lib.facts.megatron_log``), TensorBoard scalars, and the
+known library warnings a rank filters before megatron-core loads (``workshop_lib.facts.library_warnings``)."""
 
 from __future__ import annotations
 
+import builtins
 import math
+import re
+import warnings
 from datetime import datetime
 
+from ..facts import library_warnings
 from ..facts import megatron_log as fmt
+
+
+def ignore_known_warnings(*, also_hidden: bool = False) -> int:
+    """Filter the table's ``IGNORE`` warnings, each by its exact category, message and module.
+
+    Called by every rank before megatron-core is imported (it prints its CPU notes at import); a
+    warning that differs in any of the three is still printed. ``also_hidden`` filters the ``HIDE``
+    entries too, for work done in this process (``workshop evaluate``, notebook 04), which has no
+    log file to keep them in. Returns how many filters were added.
+    """
+    actions = {library_warnings.IGNORE, library_warnings.HIDE} if also_hidden else {library_warnings.IGNORE}
+    n = 0
+    for entry in library_warnings.KNOWN:
+        if entry.action not in actions:
+            continue
+        warnings.filterwarnings(
+            "ignore",
+            message=re.escape(entry.message) + r"\Z",
+            category=getattr(builtins, entry.category),
+            module=entry.module + r"\Z",
+        )
+        n += 1
+    return n
 
 
 def _cell(label: str, spec: str, value) -> str:
