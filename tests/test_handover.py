@@ -277,3 +277,23 @@ def test_notebook_imports_its_rooms_api(name):
     nb = REPO / "notebooks" / name
     assert notebook_modules(nb) <= ALLOWED[name]
     assert "tests/" not in nb.read_text(encoding="utf-8")
+
+
+def test_run_notebooks_defaults_to_the_same_run_dir(tmp_path, monkeypatch):
+    """`workshop run-notebooks` without --output-dir writes where the notebooks read by default,
+    not to a runs/workshop relative to whatever directory the command was started in."""
+    from workshop_lib import cli, journey
+
+    seen = {}
+
+    def fake_run(output_dir, **kw):
+        seen["output_dir"] = output_dir
+        raise SystemExit(0)
+
+    monkeypatch.setattr(paths, "DEFAULT_RUN_DIR", tmp_path / "run")
+    monkeypatch.setattr(journey, "run_notebooks", fake_run)
+    (tmp_path / "elsewhere").mkdir()
+    monkeypatch.chdir(tmp_path / "elsewhere")
+    with pytest.raises(SystemExit):
+        cli.main(["run-notebooks", "--only", "01"])
+    assert seen["output_dir"] == tmp_path / "run"

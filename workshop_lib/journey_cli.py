@@ -19,7 +19,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--backend", default="local", help="local (default: torchrun on this machine) or kubernetes"
     )
     p.add_argument(
-        "--output-dir", default="runs/workshop", help="where executed notebooks go (default: %(default)s)"
+        "--output-dir",
+        default=None,
+        help="where executed notebooks go (default: the run directory every notebook uses by default, "
+        "runs/workshop at the repository root or $WORKSHOP_RUN_DIR)",
     )
     p.add_argument(
         "--run-dir", default=None, help="the run directory the notebooks share (default: the output dir)"
@@ -35,7 +38,11 @@ def _run(args: argparse.Namespace) -> int:
 
     from .fsutil import ensure_output_dir
     from .journey import format_summary, run_notebooks
+    from .paths import RunDir
 
+    # The same default as the notebooks and every other command, whatever the current directory.
+    if args.output_dir is None:
+        args.output_dir = str(RunDir.at(None).root)
     # An unwritable or invalid directory is the user's input: one line naming the flag, before any work.
     ensure_output_dir(args.output_dir, "--output-dir")
     if args.run_dir:
