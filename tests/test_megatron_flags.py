@@ -213,3 +213,19 @@ def test_no_second_number_check():
     assert list(_number_checks(ast.parse((PACKAGE / "facts" / "megatron_flags.py").read_text()))), (
         "the check moved"
     )
+
+
+def test_shape_rows_are_model_flags_the_checkpoint_check_reads():
+    """The flags that decide tensor shapes are named once, in the table; the trainer's checkpoint
+    check (continued pre-training and resumes) compares exactly those, as the trainer parses them."""
+    from workshop_lib.train.arguments import build_parser
+    from workshop_lib.train.checkpointing import SHAPE_FLAGS
+
+    rows = [f for f in mf.FLAGS if f.shape]
+    assert {f.group for f in rows} <= {mf.NET, mf.MOE}
+    assert {"num-layers", "hidden-size", "num-query-groups", "swiglu", "num-experts"} <= {
+        f.name for f in rows
+    }
+    assert tuple((f.dest, f"--{f.name}") for f in rows) == SHAPE_FLAGS
+    dests = {a.dest for a in build_parser()._actions}
+    assert all(dest in dests for dest, _ in SHAPE_FLAGS)

@@ -23,8 +23,10 @@ by ``--help`` with no other edit; the trainer still has to act on it (``train/``
 models also gets ``use=TPJ`` and ``planner="model.<ModelConfig attribute>"`` or
 ``"parallel.<ParallelConfig attribute>"`` (``sets=`` for a bare flag that stores something other than
 True, e.g. ``--disable-bias-linear`` sets ``add_bias_linear`` to False), and ``searched=True`` if
-``plan --search`` should try its values when the user leaves it out. Standard library only: this is
-the bottom floor, and ``--help`` must stay instant.
+``plan --search`` should try its values when the user leaves it out. ``shape=True`` marks a flag that
+decides a checkpoint's tensor shapes: the trainer refuses to load a checkpoint saved with another
+value (``train/checkpointing.check_model_flags``). Standard library only: this is the bottom floor,
+and ``--help`` must stay instant.
 """
 
 from __future__ import annotations
@@ -68,6 +70,7 @@ class Flag(NamedTuple):
     sets: Any = True  # for a bare flag: the value its planner attribute takes when it is given
     searched: bool = False  # plan --search tries its values when the user leaves it out
     aliases: tuple[str, ...] = ()  # other spellings the job YAML's planner reader accepts
+    shape: bool = False  # it decides a checkpoint's tensor shapes: a run that loads one must match it
 
     @property
     def dest(self) -> str:
@@ -93,16 +96,16 @@ def _f(name: str, type: type, group: str, **kw: Any) -> Flag:
 # fmt: off
 FLAGS: tuple[Flag, ...] = (
     # network size
-    _f("num-layers", int, NET, use=TPJ, planner="model.num_layers"),
-    _f("hidden-size", int, NET, use=TPJ, planner="model.hidden_size"),
-    _f("ffn-hidden-size", int, NET, use=TPJ, planner="model.ffn_hidden_size", help="default 4*hidden (SwiGLU: 8/3*hidden)"),
-    _f("num-attention-heads", int, NET, use=TPJ, planner="model.num_attention_heads"),
-    _f("kv-channels", int, NET, use=TPJ, planner="model.kv_channels", help="default hidden/heads"),
+    _f("num-layers", int, NET, use=TPJ, planner="model.num_layers", shape=True),
+    _f("hidden-size", int, NET, use=TPJ, planner="model.hidden_size", shape=True),
+    _f("ffn-hidden-size", int, NET, use=TPJ, planner="model.ffn_hidden_size", help="default 4*hidden (SwiGLU: 8/3*hidden)", shape=True),
+    _f("num-attention-heads", int, NET, use=TPJ, planner="model.num_attention_heads", shape=True),
+    _f("kv-channels", int, NET, use=TPJ, planner="model.kv_channels", help="default hidden/heads", shape=True),
     _f("group-query-attention", bool, NET, use=TPJ, planner="model",
        help="use grouped-query attention (with --num-query-groups)"),
-    _f("num-query-groups", int, NET, default=1, use=TPJ, planner="model.num_query_groups"),
+    _f("num-query-groups", int, NET, default=1, use=TPJ, planner="model.num_query_groups", shape=True),
     _f("max-position-embeddings", int, NET, use=TPJ, planner="model.max_position_embeddings", help="default --seq-length"),
-    _f("position-embedding-type", str, NET, default="learned_absolute", choices=("learned_absolute", "rope", "none"), use=TPJ, planner="model.position_embedding_type"),
+    _f("position-embedding-type", str, NET, default="learned_absolute", choices=("learned_absolute", "rope", "none"), use=TPJ, planner="model.position_embedding_type", shape=True),
     _f("use-rotary-position-embeddings", bool, NET, help="legacy spelling of --position-embedding-type rope"),
     _f("rotary-base", int, NET, default=10000),
     _f("rotary-percent", float, NET, default=1.0),
@@ -111,15 +114,15 @@ FLAGS: tuple[Flag, ...] = (
     _f("rotary-seq-len-interpolation-factor", float, NET,
        help="linear RoPE position interpolation: positions divided by this factor"),
     _f("make-vocab-size-divisible-by", int, NET, default=128, use=TPJ, planner="model.make_vocab_size_divisible_by"),
-    _f("normalization", str, NET, default="LayerNorm", choices=("LayerNorm", "RMSNorm"), use=TPJ, planner="model.normalization"),
+    _f("normalization", str, NET, default="LayerNorm", choices=("LayerNorm", "RMSNorm"), use=TPJ, planner="model.normalization", shape=True),
     _f("norm-epsilon", float, NET, default=1e-05),
-    _f("swiglu", bool, NET, use=TPJ, planner="model.swiglu", help="SwiGLU MLP"),
+    _f("swiglu", bool, NET, use=TPJ, planner="model.swiglu", help="SwiGLU MLP", shape=True),
     _f("disable-bias-linear", bool, NET, use=TPJ, planner="model.add_bias_linear", sets=False,
-       help="no bias in linear layers"),
-    _f("add-qkv-bias", bool, NET, help="bias in the query/key/value projection only (Qwen2)"),
+       help="no bias in linear layers", shape=True),
+    _f("add-qkv-bias", bool, NET, help="bias in the query/key/value projection only (Qwen2)", shape=True),
     _f("untie-embeddings-and-output-weights", bool, NET, use=TPJ, planner="model.untie_embeddings_and_output_weights",
-       help="separate input embedding and output layer"),
-    _f("qk-layernorm", bool, NET, use=TPJ, planner="model.qk_layernorm", help="normalise queries and keys"),
+       help="separate input embedding and output layer", shape=True),
+    _f("qk-layernorm", bool, NET, use=TPJ, planner="model.qk_layernorm", help="normalise queries and keys", shape=True),
     _f("init-method-std", float, NET, default=0.02),
     _f("hidden-dropout", float, NET, default=0.1),
     _f("attention-dropout", float, NET, default=0.1),
@@ -129,9 +132,9 @@ FLAGS: tuple[Flag, ...] = (
     _f("attention-softmax-in-fp32", bool, NET, help="softmax in fp32 (always on with the CPU attention)"),
     _f("apply-query-key-layer-scaling", bool, NET, help="scale Q*K^T by 1/layer number"),
     # mixture of experts
-    _f("num-experts", int, MOE, use=TPJ, planner="model.num_experts"),
+    _f("num-experts", int, MOE, use=TPJ, planner="model.num_experts", shape=True),
     _f("moe-router-topk", int, MOE, default=2, use=TPJ, planner="model.moe_router_topk"),
-    _f("moe-ffn-hidden-size", int, MOE, use=TPJ, planner="model.moe_ffn_hidden_size"),
+    _f("moe-ffn-hidden-size", int, MOE, use=TPJ, planner="model.moe_ffn_hidden_size", shape=True),
     _f("moe-shared-expert-intermediate-size", int, MOE, use=TPJ, planner="model.moe_shared_expert_intermediate_size"),
     _f("moe-layer-freq", int, MOE, default=1, use=TPJ, planner="model.moe_layer_freq",
        help="every N-th layer is an MoE layer"),

@@ -24,6 +24,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from ..facts import megatron_flags
+
 TRACKER = "latest_checkpointed_iteration.txt"
 
 
@@ -232,23 +234,10 @@ MODEL_META = "workshop_model.json"
 """Written by ``workshop import-hf`` beside an imported checkpoint: the model's flags and vocabulary."""
 META_MAX_BYTES = 4 << 20
 
-# The flags that fix the shapes of a GPT model's tensors, with how a reader names them.
-SHAPE_FLAGS: tuple[tuple[str, str], ...] = (
-    ("num_layers", "--num-layers"),
-    ("hidden_size", "--hidden-size"),
-    ("ffn_hidden_size", "--ffn-hidden-size"),
-    ("num_attention_heads", "--num-attention-heads"),
-    ("num_query_groups", "--num-query-groups"),
-    ("kv_channels", "--kv-channels"),
-    ("swiglu", "--swiglu"),
-    ("normalization", "--normalization"),
-    ("position_embedding_type", "--position-embedding-type"),
-    ("untie_embeddings_and_output_weights", "--untie-embeddings-and-output-weights"),
-    ("disable_bias_linear", "--disable-bias-linear"),
-    ("add_qkv_bias", "--add-qkv-bias"),
-    ("qk_layernorm", "--qk-layernorm"),
-    ("num_experts", "--num-experts"),
-    ("moe_ffn_hidden_size", "--moe-ffn-hidden-size"),
+# The flags that fix the shapes of a GPT model's tensors (the flag table's ``shape`` rows), as
+# (argparse attribute, flag as a user writes it).
+SHAPE_FLAGS: tuple[tuple[str, str], ...] = tuple(
+    (f.dest, f"--{f.name}") for f in megatron_flags.FLAGS if f.shape
 )
 
 
