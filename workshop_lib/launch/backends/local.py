@@ -72,22 +72,20 @@ def base_model_args(run: RunDir) -> dict[str, Any] | None:
     Continued pre-training must train exactly the model it starts from, so when notebook 03 has
     imported a base model these flags replace the tiny model's size (and the job's architecture flags).
     """
-    from ...plan.jobfile import args_from_tokens
+    from ...facts.megatron_flags import parse_argv
 
     meta = run.base_model_json
     if not meta.is_file():
         return None
     try:
         tokens = json.loads(meta.read_text(encoding="utf-8"))["megatron_flags"]
+        if not isinstance(tokens, list):
+            raise TypeError("megatron_flags is not a list of command-line tokens")
+        # argv tokens ("--num-layers", "4", "--swiglu") -> job-YAML form, typed by the flag table
+        flags = parse_argv(map(str, tokens))
     except (ValueError, KeyError, TypeError) as exc:
         raise UsageError(f"{meta}: not a model description ({exc}); re-run workshop import-hf") from None
-    pairs: list[str] = []
-    for tok in map(str, tokens):  # argv tokens ("--num-layers", "4") -> job-YAML form
-        if tok.startswith("--") or not pairs:
-            pairs.append(tok)
-        else:
-            pairs[-1] = f"{pairs[-1]}={tok}"
-    return {k: v for k, v in args_from_tokens(pairs).items() if k not in _BASE_SKIP}
+    return {k: v for k, v in flags.items() if k not in _BASE_SKIP}
 
 
 def local_args(
