@@ -34,7 +34,7 @@ def _positive(kind: type, flag: str):
 
 def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument(
-        "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (contract 'Launch')"
+        "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (docs/cli.md, 'Launch')"
     )
     if not need_config:
         p.add_argument("--name", help="job name (instead of --config)")
