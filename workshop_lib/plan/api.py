@@ -35,7 +35,8 @@ __all__ = [
     "plan",
     "plan_from_megatron_args",
     "check_megatron_args",
-    "megatron_args",
+    "plan_flags",
+    "plan_json",
     "resolve_args",
     "DEFAULT_TRAIN_TOKENS",
 ]
@@ -140,11 +141,6 @@ def plan_flags(m: ModelConfig, par: ParallelConfig) -> dict[str, Any]:
     if par.fp8_format:
         out["fp8-format"] = par.fp8_format
     return out
-
-
-def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
-    """The flags to paste into a Megatron-LM launch, ``--flag=value`` / ``--flag`` form."""
-    return format_flags(plan_flags(m, par))
 
 
 def plan_json(p: Mapping[str, Any]) -> dict[str, Any]:
