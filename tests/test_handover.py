@@ -176,6 +176,18 @@ def test_empty_job_yaml_keeps_the_launch_error(tmp_path):
     assert monitor_api.seq_length(run) == 256
 
 
+def test_job_yaml_errors_point_at_the_contract_in_the_repository(tmp_path):
+    """A missing or malformed job file names docs/cli.md (where the job YAML is described), not "the
+    contract", a document a participant cannot find."""
+    from workshop_lib.launch import jobspec
+
+    with pytest.raises(UsageError, match=r"docs/cli\.md") as missing:
+        handover.read_job_yaml(RunDir.at(tmp_path))
+    assert "the contract" not in str(missing.value)
+    with pytest.raises(UsageError, match=r"docs/cli\.md"):
+        jobspec.from_dict(["not", "a", "mapping"], "job.yaml")
+
+
 def test_calculator_writes_to_the_same_default_run_dir(tmp_path, monkeypatch):
     pytest.importorskip("ipywidgets")
     from workshop_lib.widgets.calculator import Calculator

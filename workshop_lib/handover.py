@@ -13,7 +13,7 @@ and launch, monitor and the journey read it.
 "weight"}``) and ``heldout`` (``{"domain": data path, "general": data path}``). "Data path" and
 "output prefix" mean what ``paths.py`` says.
 
-``<run>/plan/job.yaml`` (notebook 02, the calculator's button): the contract's job YAML, read raw
+``<run>/plan/job.yaml`` (notebook 02, the calculator's button): docs/cli.md's job YAML, read raw
 by :func:`read_job_yaml` (through ``safeyaml``) and validated by ``launch/jobspec.py``.
 """
 
@@ -167,7 +167,7 @@ def read_job_yaml(path: str | os.PathLike[str] | RunDir) -> Any:
 
     target = path.job_yaml if isinstance(path, RunDir) else Path(path)
     return safeyaml.load_file(
-        target, "job file", missing="write one (see the contract) or run notebook 02 first"
+        target, "job file", missing="write one (see docs/cli.md, 'Launch') or run notebook 02 first"
     )
 
 

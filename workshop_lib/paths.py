@@ -47,6 +47,9 @@ SAMPLE_HELDOUT = {
 }
 # Shipped example logs and nvidia-smi samples that notebook 04 illustrates with (data/examples/README.md).
 EXAMPLES_DIR = DATA_DIR / "examples"
+# The file ``workshop import-hf`` writes beside an imported checkpoint (the model's Megatron flags,
+# vocabulary and source): the importer writes it, the trainer and the exporter read it.
+MODEL_JSON = "workshop_model.json"
 DEFAULT_RUN_DIR = Path(os.environ.get("WORKSHOP_RUN_DIR", REPO_ROOT / "runs" / "workshop"))
 
 # The output prefixes notebook 01 gives prep-data, by dataset (under ``<run>/data``).
@@ -115,7 +118,7 @@ class RunDir:
     @property
     def base_model_json(self) -> Path:
         """``workshop import-hf``'s description of the base model (its Megatron flags)."""
-        return self.base / "workshop_model.json"
+        return self.base / MODEL_JSON
 
     # ---- train/: notebook 03's run ----------------------------------------------------------------
     @property

@@ -28,10 +28,10 @@ from typing import Any
 import torch
 
 from ..errors import UsageError
+from ..paths import MODEL_JSON
 from . import hfconfig, layout
 from .hf_io import TOKENIZER_FILES, HFWeights
 
-MODEL_JSON = "workshop_model.json"
 TRACKER = "latest_checkpointed_iteration.txt"
 ITER_DIR = "iter_0000000"
 

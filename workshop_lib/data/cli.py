@@ -160,7 +160,6 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def _emit(args: argparse.Namespace, obj: dict, text) -> int:
     """``--json``: the object on stdout; otherwise ``text(obj)`` for people."""
-
     if args.json:
         print_json(obj)
     else:

@@ -1,7 +1,10 @@
-"""What notebook 03 and ``workshop render`` call to turn a job into Kubernetes manifests, for either operator.
+"""What notebook 03 calls, under one name: the launch room's steps from job YAML to a followed run.
 
-``operator`` is ``pytorchjob`` (Training Operator v1, the default), ``trainjob`` (Kubeflow Trainer v2)
-or ``None`` for what the job YAML's ``operator:`` field says.
+Notebook 03 imports this module (and ``convert.api`` for the base model): the job file read and
+validated, the manifests for either operator (``operator`` is ``pytorchjob``, Training Operator v1,
+the default; ``trainjob``, Kubeflow Trainer v2; or ``None`` for what the job YAML's ``operator:``
+field says; ``workshop render`` prints the same text), the checks, the backends (imported when first
+used) and :func:`follow_logs`, the notebook's view of a run.
 """
 
 from __future__ import annotations
@@ -9,9 +12,17 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from ..errors import UsageError as UsageError
 from ..facts import operators
+from ..facts.nccl_rules import RULES as RULES
+from ..paths import REPO_ROOT, RunDir
 from . import jobspec, render, trainjob
+from .check import check_env as check_env
+from .check import check_job as check_job
+from .check import rules_table as rules_table
 from .jobspec import JobSpec
+from .jobspec import from_dict as job_from_dict  # noqa: F401
+from .render import render_slurm as slurm_script  # noqa: F401
 
 
 def _spec(job: JobSpec | str | os.PathLike[str]) -> JobSpec:
@@ -34,18 +45,6 @@ def both_renderings(job: JobSpec | str | os.PathLike[str]) -> dict[str, str]:
     """``{"pytorchjob": yaml, "trainjob": yaml}``: the same job on both operators, for a side-by-side view."""
     spec = _spec(job)
     return {name: manifest_text(spec, name) for name in operators.OPERATORS}
-
-
-# ---- notebook 03's entry point: it imports this module (and convert.api for the base model) ------
-# The launch room's steps, re-exported under one name; backends are imported when first used.
-from ..errors import UsageError as UsageError  # noqa: E402
-from ..facts.nccl_rules import RULES as RULES  # noqa: E402
-from ..paths import REPO_ROOT, RunDir  # noqa: E402
-from .check import check_env as check_env  # noqa: E402
-from .check import check_job as check_job  # noqa: E402
-from .check import rules_table as rules_table  # noqa: E402
-from .jobspec import from_dict as job_from_dict  # noqa: E402, F401
-from .render import render_slurm as slurm_script  # noqa: E402, F401
 
 
 def resolve_run(run_dir: str | os.PathLike[str] | None = None) -> RunDir:

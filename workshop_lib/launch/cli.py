@@ -34,7 +34,7 @@ def _positive(kind: type, flag: str):
 
 def _add_target(p: argparse.ArgumentParser, *, need_config: bool) -> None:
     p.add_argument(
-        "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (contract 'Launch')"
+        "--config", required=need_config, metavar="JOB.yaml", help="the job YAML (docs/cli.md, 'Launch')"
     )
     if not need_config:
         p.add_argument("--name", help="job name (instead of --config)")
@@ -328,7 +328,6 @@ def _failed_run_verdict(st: dict, backend):
 
 
 def _logs(args: argparse.Namespace) -> int:
-
     if args.out is not None:  # an unusable --out is one line before any backend work, on every backend
         from ..errors import UsageError
         from ..fsutil import ensure_output_dir
@@ -369,7 +368,6 @@ def _log_verdict(out: str):
 
 
 def _delete(args: argparse.Namespace) -> int:
-
     job, backend = _target(args)
     result = backend.delete(job, wait=args.wait, timeout=args.timeout)
     print_json(result) if args.json else print(result["message"])

@@ -103,11 +103,6 @@ def _warn_long_lines(command: str, log) -> None:
         )
 
 
-def _out(obj) -> None:
-
-    print_json(obj)
-
-
 def _fmt(x, spec: str = ".4g") -> str:
     return "-" if x is None else format(x, spec)
 
@@ -158,7 +153,7 @@ def _diagnose(args) -> int:
 
     v = verdict(Path(args.log))
     if args.json:
-        _out(v.to_dict())
+        print_json(v.to_dict())
         return 0
     print(f"{args.log}: {v.render()}")
     return 0
@@ -180,7 +175,7 @@ def _plot(args) -> int:
     _warn_long_lines("monitor plot", log)
     plot_training(log, args.out)
     if args.json:
-        _out({"out": str(args.out), "iterations": len(log.records), "validation": len(log.validation)})
+        print_json({"out": str(args.out), "iterations": len(log.records), "validation": len(log.validation)})
     else:
         print(f"wrote {args.out} ({len(log.records)} iterations)", file=sys.stderr)
     return 0
@@ -191,7 +186,7 @@ def _nccl(args) -> int:
 
     h = nccl_health(args.log)
     if args.json:
-        _out(h.to_dict())
+        print_json(h.to_dict())
     else:
         print(h.message)
     return 0
@@ -221,7 +216,7 @@ def _gpu(args) -> int:
     if args.out:
         plot_gpu(gpu_stats(parse_nvidia_smi(text, source_name), threshold), args.out, threshold)
     if args.json:
-        _out(report)
+        print_json(report)
         return 0
     print(report["verdict"])
     for g in report["gpus"]:
@@ -246,7 +241,7 @@ def _checkpoints(args) -> int:
     report = scan_checkpoints(args.directory, keep_last=args.keep_last, delete=args.delete,
                               storage=args.storage or DEFAULT_STORAGE, storage_capacity_tib=args.storage_capacity_tib)  # fmt: skip
     if args.json:
-        _out(report)
+        print_json(report)
         return 0
     if not report["checkpoints"]:
         print(f"{args.directory}: no iter_* checkpoints yet")

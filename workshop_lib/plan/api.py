@@ -6,6 +6,10 @@
 ``args`` is the job-YAML form of Megatron's flags: names without leading dashes, ``True`` for a
 bare flag, values as str or int. Flags the planner does not model (data, checkpoints, logging,
 learning rate...) are ignored.
+
+Notebook 02 imports this module (and the widgets) alone: the run directory, notebook 01's
+dataset.json (:func:`read_dataset`), the job file (:func:`write_job`), and the report and hardware
+tables it shows, re-exported here.
 """
 
 from __future__ import annotations
@@ -15,7 +19,9 @@ from typing import Any
 
 from ..errors import UsageError
 from ..facts.hardware import GPUS
+from ..facts.hardware import instance as instance  # notebook 02's names, re-exported
 from ..facts.megatron_flags import format_flags
+from ..paths import RunDir
 from .config import (
     ClusterConfig,
     ModelConfig,
@@ -25,8 +31,11 @@ from .config import (
     parallel_from_args,
 )
 from .flops import megatron_flops
+from .layout import dimension_links as dimension_links
 from .memory import busiest_gpu_memory
 from .model import count_params
+from .report import plan_text as plan_text
+from .report import search_rows as search_rows
 from .timing import estimate, instance_for, training_time
 from .validity import PlanIssue, check, derived_sizes
 
@@ -35,7 +44,8 @@ __all__ = [
     "plan",
     "plan_from_megatron_args",
     "check_megatron_args",
-    "megatron_args",
+    "plan_flags",
+    "plan_json",
     "resolve_args",
     "DEFAULT_TRAIN_TOKENS",
 ]
@@ -140,11 +150,6 @@ def plan_flags(m: ModelConfig, par: ParallelConfig) -> dict[str, Any]:
     if par.fp8_format:
         out["fp8-format"] = par.fp8_format
     return out
-
-
-def megatron_args(m: ModelConfig, par: ParallelConfig) -> list[str]:
-    """The flags to paste into a Megatron-LM launch, ``--flag=value`` / ``--flag`` form."""
-    return format_flags(plan_flags(m, par))
 
 
 def plan_json(p: Mapping[str, Any]) -> dict[str, Any]:
@@ -357,12 +362,6 @@ def plan_from_megatron_args(
 
 
 # ---- notebook 02's entry point: it imports this module and the widgets, nothing else ------------
-# The plan room's readers and tables a notebook shows, re-exported under one name.
-from ..facts.hardware import instance as instance  # noqa: E402
-from ..paths import RunDir  # noqa: E402
-from .layout import dimension_links as dimension_links  # noqa: E402
-from .report import plan_text as plan_text  # noqa: E402
-from .report import search_rows as search_rows  # noqa: E402
 
 
 def resolve_run(run_dir: str | Any | None = None) -> RunDir:

@@ -2,7 +2,7 @@
 
 Everything the planner computes starts from three frozen dataclasses. They are filled from the
 job-YAML form of Megatron-LM's flags (``{"num-layers": 32, "bf16": True, ...}``) by
-:func:`from_megatron_args`, with Megatron-LM's own defaults where a flag is absent
+:func:`model_from_args` and :func:`parallel_from_args` (after :func:`normalize_args`), with Megatron-LM's own defaults where a flag is absent
 (Megatron-LM's ``megatron/training/arguments.py``):
 
 * ``--ffn-hidden-size``: ``4 * hidden``; with ``--swiglu`` ``int(4 * hidden * 2 / 3 / 64) * 64``;

@@ -21,7 +21,7 @@ from typing import Any
 
 from ..errors import UsageError
 from ..facts import megatron_flags
-from ..handover import read_dataset_info_if_any, read_job_yaml
+from ..handover import read_dataset_info_if_any
 from ..handover import write_job_yaml as write_job_yaml  # job.yaml's one writer, re-exported
 from ..paths import RunDir
 
@@ -159,7 +159,3 @@ def job_dict(
     job["env"] = dict(env) if env is not None else {"NCCL_DEBUG": "WARN"}
     job["args"] = job_args
     return job
-
-
-# job.yaml's one writer and reader are the hand-over module's (``workshop_lib/handover.py``).
-load_job_yaml = read_job_yaml

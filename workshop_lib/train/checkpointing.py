@@ -25,6 +25,7 @@ import numpy as np
 import torch
 
 from ..facts import megatron_flags
+from ..paths import MODEL_JSON
 
 TRACKER = "latest_checkpointed_iteration.txt"
 
@@ -230,7 +231,7 @@ def _saved_keys(ckpt: Path) -> set[str]:
 
 # --- Starting from someone else's weights (continued pre-training) --------------------------------
 
-MODEL_META = "workshop_model.json"
+MODEL_META = MODEL_JSON
 """Written by ``workshop import-hf`` beside an imported checkpoint: the model's flags and vocabulary."""
 META_MAX_BYTES = 4 << 20
 
