@@ -309,3 +309,16 @@ def test_run_notebooks_defaults_to_the_same_run_dir(tmp_path, monkeypatch):
     with pytest.raises(SystemExit):
         cli.main(["run-notebooks", "--only", "01"])
     assert seen["output_dir"] == tmp_path / "run"
+
+
+@pytest.mark.parametrize("text", ["- a list\n- not a job\n", "just text\n", "args: [1, 2]\nnodes: 2\n"])
+def test_journey_summary_survives_a_job_yaml_that_is_not_a_mapping(tmp_path, text):
+    """run-notebooks' closing summary reads job.yaml back; a file edited into a list or a string
+    gives an empty plan summary, not an AttributeError after every notebook has run."""
+    from workshop_lib.journey import summarise
+
+    run = RunDir.at(tmp_path / "run")
+    run.job_yaml.parent.mkdir(parents=True)
+    run.job_yaml.write_text(text)
+    plan = summarise(run)["plan"]
+    assert plan is None or plan["tensor_model_parallel_size"] == 1

@@ -138,8 +138,11 @@ def summarise(run: RunDir) -> dict[str, Any]:
     if run.job_yaml.exists():
         from .handover import read_job_yaml
 
-        job = read_job_yaml(run) or {}
-        args = job.get("args") or {}
+        # A job YAML edited into something other than a mapping is summarised as empty, not a crash:
+        # the notebooks that ran have already said what is wrong with it.
+        job = read_job_yaml(run)
+        job = job if isinstance(job, dict) else {}
+        args = job.get("args") if isinstance(job.get("args"), dict) else {}
         plan: dict[str, Any] = {
             "instance_type": job.get("instance_type"),
             "nodes": job.get("nodes"),
