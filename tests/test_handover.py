@@ -322,3 +322,29 @@ def test_journey_summary_survives_a_job_yaml_that_is_not_a_mapping(tmp_path, tex
     run.job_yaml.write_text(text)
     plan = summarise(run)["plan"]
     assert plan is None or plan["tensor_model_parallel_size"] == 1
+
+
+@pytest.fixture(scope="module")
+def prepared_run(tmp_path_factory):
+    """Notebook 01's two steps on the sample data, once for the replay tests."""
+    run = RunDir.at(tmp_path_factory.mktemp("cpt") / "run")
+    data_api.prepare_dataset(run.root, workers=1)
+    return run
+
+
+@pytest.mark.parametrize("weight", [0.0, 0.4])
+def test_replay_blend_is_one_set_of_pairs(prepared_run, weight):
+    """The replay blend comes back as (data path, weight) pairs, the form blend_report takes, and the
+    --data-path string in dataset.json is made from them; no replay (weight 0) is the domain alone
+    (Megatron refuses a zero weight), which notebook 01's blend cell used to fail on."""
+    cpt = data_api.prepare_replay_and_heldout(prepared_run.root, workers=1, replay_weight=weight)
+    domain, general = prepared_run.data_path("domain"), prepared_run.data_path("general")
+    want = [(domain, 1 - weight), (general, weight)] if weight else [(domain, 1.0)]
+    assert cpt["datasets"] == want
+    assert handover.read_dataset_info(prepared_run)["blend"] == (
+        f"0.6 {domain} 0.4 {general}" if weight else domain
+    )
+    report = data_api.blend_report(
+        cpt["datasets"], seq_length=128, global_batch_size=8, train_iters=30, split="90,10,0"
+    )
+    assert [d["prefix"] for d in report["datasets"]] == [p for p, _ in want]

@@ -93,7 +93,8 @@ def prepare_replay_and_heldout(
 
     Writes ``<run>/data/general_text_document`` and the two ``*_heldout_text_document`` pairs, and adds
     ``blend``, ``replay`` and ``heldout`` to dataset.json (run :func:`prepare_dataset` first). Returns
-    ``{"blend", "replay", "heldout", "summaries"}``.
+    ``{"blend", "replay", "heldout", "datasets", "summaries"}``; ``datasets`` is the blend as
+    ``(data path, weight)`` pairs, what :func:`blend_report` takes.
     """
     if not 0.0 <= replay_weight < 1.0:
         raise UsageError(f"replay_weight must be in [0, 1), got {replay_weight}")
@@ -112,19 +113,19 @@ def prepare_replay_and_heldout(
     for name, src, dataset in jobs:
         summaries[name] = prep_data([src], run.output_prefix(dataset), tok, append_eod_token=True).summary()
         data_paths[name] = run.data_path(dataset)
-    domain = run.data_path("domain")
-    blend = (
-        f"{1 - replay_weight:g} {domain} {replay_weight:g} {data_paths['replay']}"
-        if replay_weight > 0
-        else domain
-    )
+    # The blend as (data path, weight) pairs; the --data-path string is made from them. No replay
+    # (weight 0) is the domain alone: Megatron refuses a zero weight in a blend.
+    datasets = [(run.data_path("domain"), 1 - replay_weight)]
+    if replay_weight > 0:
+        datasets.append((data_paths["replay"], replay_weight))
+    blend = " ".join(f"{w:g} {p}" for p, w in datasets) if len(datasets) > 1 else datasets[0][0]
     fields = {
         "blend": blend,
         "replay": {"data_path": data_paths["replay"], "weight": replay_weight},
         "heldout": {"domain": data_paths["heldout_domain"], "general": data_paths["heldout_general"]},
     }
     add_to_dataset_info(run, **fields)
-    return {**fields, "summaries": summaries}
+    return {**fields, "datasets": datasets, "summaries": summaries}
 
 
 def data_path(run_dir: str | Path | None = None, dataset: str = "domain") -> str:
