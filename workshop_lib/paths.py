@@ -50,6 +50,9 @@ EXAMPLES_DIR = DATA_DIR / "examples"
 # The file ``workshop import-hf`` writes beside an imported checkpoint (the model's Megatron flags,
 # vocabulary and source): the importer writes it, the trainer and the exporter read it.
 MODEL_JSON = "workshop_model.json"
+# Megatron's checkpoint tracker: the file in a --save/--load folder that names the latest iteration
+# ("release" for converted weights). The trainer, import-hf, evaluate and the trust check look for it.
+CHECKPOINT_TRACKER = "latest_checkpointed_iteration.txt"
 DEFAULT_RUN_DIR = Path(os.environ.get("WORKSHOP_RUN_DIR", REPO_ROOT / "runs" / "workshop"))
 
 # The output prefixes notebook 01 gives prep-data, by dataset (under ``<run>/data``).

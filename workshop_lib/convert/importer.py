@@ -28,11 +28,11 @@ from typing import Any
 import torch
 
 from ..errors import UsageError
-from ..paths import MODEL_JSON
+from ..paths import CHECKPOINT_TRACKER, MODEL_JSON
 from . import hfconfig, layout
 from .hf_io import TOKENIZER_FILES, HFWeights
 
-TRACKER = "latest_checkpointed_iteration.txt"
+TRACKER = CHECKPOINT_TRACKER
 ITER_DIR = "iter_0000000"
 
 

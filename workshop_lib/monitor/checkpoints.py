@@ -31,8 +31,9 @@ from typing import Any
 
 from ..errors import UsageError
 from ..facts.storage import DEFAULT_STORAGE, storage_tier
+from ..paths import CHECKPOINT_TRACKER
 
-TRACKER = "latest_checkpointed_iteration.txt"
+TRACKER = CHECKPOINT_TRACKER
 _ITER_DIR = re.compile(r"^iter_(\d{7,})$")
 _MP_RANK = re.compile(r"^mp_rank_(\d{2})(?:_(\d{3}))?$")
 _DISTCP = re.compile(r"^__(\d+)_(\d+)\.distcp$")

@@ -25,9 +25,9 @@ import numpy as np
 import torch
 
 from ..facts import megatron_flags
-from ..paths import MODEL_JSON
+from ..paths import CHECKPOINT_TRACKER, MODEL_JSON
 
-TRACKER = "latest_checkpointed_iteration.txt"
+TRACKER = CHECKPOINT_TRACKER
 
 
 @dataclass

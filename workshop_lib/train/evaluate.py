@@ -26,6 +26,7 @@ import time
 import warnings
 
 from ..errors import UsageError
+from ..paths import CHECKPOINT_TRACKER
 
 MAX_SEQ_LENGTH = 1 << 16
 
@@ -310,7 +311,7 @@ def before_after(run_dir=None, *, seq_length: int | None = None) -> dict:
             f"{run.dataset_info}: no held-out sets; run notebook 01 to the end (replay and held-out)"
         )
     for what, path in (("base model", run.base), ("trained model", run.checkpoints)):
-        if not (path / "latest_checkpointed_iteration.txt").is_file():
+        if not (path / CHECKPOINT_TRACKER).is_file():
             raise UsageError(f"{path}: no {what} checkpoint; run notebook 03 first")
     sets = [("domain", held["domain"]), ("general", held["general"])]
     if seq_length is None:  # score both models at the length the run trained with

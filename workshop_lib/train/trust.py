@@ -21,9 +21,10 @@ import stat
 from pathlib import Path
 
 from ..errors import UsageError
+from ..paths import CHECKPOINT_TRACKER
 
 TRUST_ENV = "WORKSHOP_TRUST_CHECKPOINT"
-TRACKER = "latest_checkpointed_iteration.txt"
+TRACKER = CHECKPOINT_TRACKER
 
 
 def trusted_by_env() -> bool:
