@@ -38,8 +38,10 @@ def _add(group: argparse._ArgumentGroup, row: megatron_flags.Flag) -> None:
         group.add_argument(name, choices=row.choices, help=help)
     elif row.type is int:
         group.add_argument(name, type=_positive_int, default=None, metavar="N", help=help)
-    else:
+    elif row.type is str:
         group.add_argument(name, metavar="PATH", help=help)
+    else:  # a new kind of plan row must say how the plan reads it, not become an untyped string
+        raise TypeError(f"--{row.name}: workshop plan has no reader for {row.type.__name__} flags")
 
 
 def _positive_int(text: str) -> int:

@@ -349,6 +349,8 @@ def _read(args: Mapping[str, Any], rows: tuple[megatron_flags.Flag, ...]) -> dic
                 kw[row.attr] = row.sets
         elif row.choices:
             kw[row.attr] = _choice(row.name, value, row.choices)
-        else:
+        elif row.type is int:
             kw[row.attr] = _int(row.name, value)
+        else:  # a new kind of planner row must say how it is read, not be judged a whole number
+            raise TypeError(f"--{row.name}: the planner has no reader for {row.type.__name__} flags")
     return kw
