@@ -17,14 +17,15 @@ deprecation is news, not noise.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 IGNORE = "ignore"
 HIDE = "hide"
 
 
-@dataclass(frozen=True)
-class KnownWarning:
+class KnownWarning(NamedTuple):
+    """One known warning (a NamedTuple: ``dataclasses`` would pull ``inspect`` into every start-up)."""
+
     category: str  # the class name Python prints, e.g. "FutureWarning"
     message: str  # the whole message, exactly as printed
     module: str  # regular expression for the whole module name Python attributes it to

@@ -20,12 +20,6 @@ if __name__ == "__main__":
     if lifeline.AGENT_ENV in os.environ or "TORCHELASTIC_RUN_ID" in os.environ:
         lifeline.die_with_parent(lifeline.parent_from_env(lifeline.AGENT_ENV))
 
-# megatron-core warns at import that Apex/Transformer Engine are missing; on CPU that is expected.
-# Each such note is filtered by its exact category, message and module (facts/library_warnings.py).
-from workshop_lib.train.log import ignore_known_warnings  # noqa: E402
-
-ignore_known_warnings()
-
 if __name__ == "__main__":
     from workshop_lib.errors import UsageError
     from workshop_lib.train.arguments import build_parser, parse_args
@@ -39,6 +33,12 @@ if __name__ == "__main__":
         if os.environ.get("RANK", "0") == "0":
             print(f"workshop train: error: {exc}", file=sys.stderr, flush=True)
         sys.exit(2)
+    # megatron-core warns at import that Apex/Transformer Engine are missing; on CPU that is expected.
+    # Each such note is filtered by its exact category, message and module (facts/library_warnings.py),
+    # after the flags are checked (--help and a bad flag stay instant) and before megatron-core loads.
+    from workshop_lib.train.log import ignore_known_warnings
+
+    ignore_known_warnings()
     from workshop_lib.train.trainer import main
 
     sys.exit(main())
