@@ -59,7 +59,22 @@ def test_heldout_split_follows_the_committed_rule():
     assert listed == by_hash - fitted and 0.15 < len(listed) / len(FILES) < 0.35
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+# Out-of-sample misses left unfixed on purpose (file, why): a signature for them would misname others.
+UNFIXED = dict(
+    line.split("\t", 1) for line in (CORPUS / "unfixed.txt").read_text().splitlines() if line.strip()
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=UNFIXED[p.name]))
+        if p.name in UNFIXED
+        else p
+        for p in FILES
+    ],
+    ids=[p.stem for p in FILES],
+)
 def test_corpus_verdict(path):
     v = verdict(path)
     want = _expected(path)
@@ -285,8 +300,8 @@ def test_loss_scale_collapse_in_older_deepspeed_wordings(line, collapsed):
         (["[rank0]: RuntimeError: shape '[4096, 2, 7, 128]' is invalid for input of size 1048576"],
          "model_config_invalid"),
         # the NCCL watchdog aborting, seen only from its frames or from rank 0's dump signal
-        (["frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f83a0a01 in libtorch_cuda.so)"],
-         "nccl_timeout"),
+        (["frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+          "std::ratio<1l, 1000l> > >) + 0x2b4 (0x7f83a09fec74 in libtorch_cuda.so)"], "nccl_timeout"),
         (["[rank0]:[E1121 01:02:03.4 ProcessGroupNCCL.cpp:1900] [PG ID 0 Rank 0] Received a dump signal due to a "
           "collective timeout from rank 5 and we will try our best to dump the debug info."], "nccl_timeout"),
         # the DataLoader's shared-memory message, wrapped at another column
@@ -301,6 +316,17 @@ def test_loss_scale_collapse_in_older_deepspeed_wordings(line, collapsed):
 )  # fmt: skip
 def test_wording_families(lines, label):
     assert verdict(lines).primary == label
+
+
+def test_a_watchdog_abort_for_another_error_is_not_a_timeout():
+    lines = [
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with "
+        "exception: CUDA error: an illegal memory access was encountered",
+        "frame #4: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f83a0a01 in libtorch_cuda.so)",
+    ]
+    v = verdict(lines)
+    assert v.primary is None and v.unrecognised
 
 
 def test_dmabuf_probe_is_not_an_infiniband_fault():
