@@ -34,6 +34,10 @@ FIRST = RESULTS.with_name("diagnose_heldout_first.md")
 
 
 FITTED = frozenset((CORPUS / "fitted.txt").read_text().split())
+# Out-of-sample misses left unfixed on purpose (file <TAB> reason); they stay misses below.
+UNFIXED = frozenset(
+    line.split("\t", 1)[0] for line in (CORPUS / "unfixed.txt").read_text().splitlines() if line.strip()
+)
 
 
 def is_heldout(name: str) -> bool:
@@ -185,7 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         "",
         "## Current state",
         "",
-        f"Every miss above was fixed afterwards by its wording family; the {len(FITTED)} files concerned are "
+        f"Every miss above was fixed afterwards by its wording family (except {len(UNFIXED)} left unfixed on "
+        "purpose, each listed with its reason in `unfixed.txt`: a signature for it would misname other "
+        f"failures); the {len(FITTED)} files fitted are "
         "listed in `fitted.txt` and count as development data. The held-out table below is the held-out "
         "quarter less those files, so it only checks that no later change broke a file nothing was fitted to "
         "(it cannot show a miss the first measurement did not already show).",

@@ -59,7 +59,22 @@ def test_heldout_split_follows_the_committed_rule():
     assert listed == by_hash - fitted and 0.15 < len(listed) / len(FILES) < 0.35
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.stem for p in FILES])
+# Out-of-sample misses left unfixed on purpose (file, why): a signature for them would misname others.
+UNFIXED = dict(
+    line.split("\t", 1) for line in (CORPUS / "unfixed.txt").read_text().splitlines() if line.strip()
+)
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        pytest.param(p, marks=pytest.mark.xfail(strict=True, reason=UNFIXED[p.name]))
+        if p.name in UNFIXED
+        else p
+        for p in FILES
+    ],
+    ids=[p.stem for p in FILES],
+)
 def test_corpus_verdict(path):
     v = verdict(path)
     want = _expected(path)
@@ -262,10 +277,84 @@ def test_loss_scale_collapse_in_older_deepspeed_wordings(line, collapsed):
          "host_oom_killed"),
         (["[Tue Nov 18 02:11:09 2025] Memory cgroup out of memory: Killed process 4121 (pt_main_thread) "
           "total-vm:912345kB, anon-rss:81234567kB"], "host_oom_killed"),
+        # seventh batch's families, in wordings that are not in the corpus: InfiniBand verbs/completion
+        # errors (old NCCL's "with error 12", a failed memory registration)
+        (["node3:11:22 [1] transport/net_ib.cc:1107 NCCL WARN NET/IB : Got completion with error 12, opcode 1, "
+          "len 0, vendor err 129"], "ib_transport_error"),
+        (["gpu7:9:9 [2] misc/ibvwrap.cc:120 NCCL WARN Call to ibv_reg_mr failed with error Cannot allocate memory"],
+         "ib_transport_error"),
+        # DeepSpeed refusing its config: pydantic v2's report, the config error class
+        (["pydantic_core._pydantic_core.ValidationError: 2 validation errors for DeepSpeedConfigModel"],
+         "deepspeed_config_invalid"),
+        (["deepspeed.runtime.config.DeepSpeedConfigError: 'zero_optimization.stage' must be 0, 1, 2 or 3"],
+         "deepspeed_config_invalid"),
+        # megatron-core's "a multiple of" wording, rules between two parallel settings, micro-batches
+        (["ValueError: num_attention_heads (14) must be a multiple of tensor_model_parallel_size (4)."],
+         "parallelism_config_invalid"),
+        (["[rank3]: ValueError: Cannot use sequence parallelism without tensor parallelism"],
+         "parallelism_config_invalid"),
+        (["RuntimeError: number of microbatches (6) is not divisible by pipeline-parallel size (4) when using "
+          "interleaved schedule"], "parallelism_config_invalid"),
+        # the model's own sizes: megatron-core's check, and the reshape error without it
+        (["ValueError: num_attention_heads (32) must be divisible by num_query_groups (5)"], "model_config_invalid"),
+        (["[rank0]: RuntimeError: shape '[4096, 2, 7, 128]' is invalid for input of size 1048576"],
+         "model_config_invalid"),
+        # the NCCL watchdog aborting, seen only from its frames or from rank 0's dump signal
+        (["frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+          "std::ratio<1l, 1000l> > >) + 0x2b4 (0x7f83a09fec74 in libtorch_cuda.so)"], "nccl_timeout"),
+        (["[rank0]:[E1121 01:02:03.4 ProcessGroupNCCL.cpp:1900] [PG ID 0 Rank 0] Received a dump signal due to a "
+          "collective timeout from rank 5 and we will try our best to dump the debug info."], "nccl_timeout"),
+        # the DataLoader's shared-memory message, wrapped at another column
+        (["Exception in worker thread: It is possible that dataloader's workers are out of sh",
+          "ared memory. Please try to raise your shared mem", "ory limit."], "shm_too_small"),
+        # aws-ofi-nccl unable to create its objects on the EFA device, and the driver's side of it
+        (["ip-10-1-2-3:77:88 [0] nccl_net_ofi_rdma_init:1234 NCCL WARN NET/OFI Unable to allocate endpoint: "
+          "Cannot allocate memory"], "efa_provider_unavailable"),
+        (["[  812.120001] infiniband efa_3: Failed to process command CREATE_QP (opcode 1) comp_status 7 err -12"],
+         "efa_provider_unavailable"),
     ],
 )  # fmt: skip
 def test_wording_families(lines, label):
     assert verdict(lines).primary == label
+
+
+def test_a_watchdog_abort_for_another_error_is_not_a_timeout():
+    lines = [
+        "terminate called after throwing an instance of 'c10::DistBackendError'",
+        "  what():  [PG ID 0 PG GUID 0(default_pg) Rank 2] Process group watchdog thread terminated with "
+        "exception: CUDA error: an illegal memory access was encountered",
+        "frame #4: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x7f83a0a01 in libtorch_cuda.so)",
+    ]
+    v = verdict(lines)
+    assert v.primary is None and v.unrecognised
+
+
+def test_dmabuf_probe_is_not_an_infiniband_fault():
+    v = verdict(["h:1:2 [0] misc/ibvwrap.cc:201 NCCL WARN Call to ibv_reg_dmabuf_mr failed"])
+    assert v.primary != "ib_transport_error"
+
+
+NO_PLUGIN = "h:1:1 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation"
+
+
+def test_no_net_plugin_on_an_infiniband_cluster_is_not_a_missing_efa_plugin():
+    """NCCL prints 'no plugin' on every node without one; on InfiniBand its own transport is used."""
+    ib = "h:1:2 [0] NCCL INFO NET/IB : Using [0]mlx5_0:1/IB [1]mlx5_1:1/IB ; OOB ib0:10.0.0.1<0>"
+    assert [f.label for f in verdict([NO_PLUGIN, ib, TIMEOUT]).findings] == ["nccl_timeout"]
+    ipoib = "h:1:1 [0] NCCL INFO Bootstrap : Using ib0:10.1.0.5<0>"
+    later = "h:1:1 [0] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."
+    assert verdict([ipoib, later]).findings == []
+    assert verdict([NO_PLUGIN, TIMEOUT]).primary == "efa_plugin_missing"  # no sign of another fabric
+
+
+def test_a_single_process_run_needs_no_network_transport():
+    sock = "h:1:5 [0] NCCL INFO Using network Socket"
+    solo = "h:1:5 [0] NCCL INFO comm 0x55d rank 0 nranks 1 cudaDev 0 busId 1000 - Init COMPLETE"
+    assert verdict([NO_PLUGIN, sock, solo]).findings == []
+    many = solo.replace("nranks 1 ", "nranks 16 ")
+    assert verdict([NO_PLUGIN, sock, many]).primary == "efa_plugin_missing"
+    # a communicator of one (a TP group of 1) inside a job with a larger one is not a solo run
+    assert verdict([NO_PLUGIN, sock, solo, many]).primary == "efa_plugin_missing"
 
 
 # --- a run that stops logging ---------------------------------------------------------------------------

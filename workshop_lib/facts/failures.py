@@ -144,6 +144,23 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
 )
 
 _EFA_ACTIVE = (r"NET/OFI Selected [Pp]rovider is efa", r"Using network (AWS )?Libfabric", r"Using network IB")
+# A cluster whose fabric is InfiniBand/RoCE, not EFA: NCCL's own IB transport lists its HCAs, or the
+# bootstrap runs over an IPoIB interface (ib0, ibs8, ibp12s0). There "no libnccl-net.so plugin" is
+# NCCL's normal start (NCCL >= 2.19 prints it on every such node), not a missing EFA plugin.
+_IB_FABRIC = (r"NET/IB ?: ?Using \[\d+\]", r"via NET/IB", r"Bootstrap ?: ?Using (?:\[\d+\])?ib\w*:")
+
+# Evidence that NCCL's communicators hold one process each (a single-GPU run, or a notebook): the
+# ring of every "Channel NN/MM :" line lists one rank, or every init says "nranks 1". No byte then
+# crosses a network, so which transport NCCL picked (sockets, no net plugin) does not matter. Any
+# communicator with two or more ranks (SHARED) cancels it: a TP group of one inside a multi-node job
+# is not a single-process run.
+SOLO_RANK_PATTERNS: tuple[str, ...] = (r"NCCL INFO Channel \d+/\d+ :\s+0\s*$", r"\bnranks 1\b")
+SHARED_RANK_PATTERNS: tuple[str, ...] = (
+    r"NCCL INFO Channel \d+/\d+ :\s+\d+\s+\d+",
+    r"\bnranks (?:[2-9]|\d\d+)\b",
+)
+# Labels that only matter when traffic leaves the process: dropped on single-process evidence.
+NETWORK_ONLY_LABELS: tuple[str, ...] = ("efa_plugin_missing", "nccl_socket_fallback")
 
 FAILURES: tuple[FailureSignature, ...] = (
     # --- network: EFA / NCCL transport ------------------------------------------------------------
@@ -169,13 +186,21 @@ FAILURES: tuple[FailureSignature, ...] = (
             # libfabric is as slow as NCCL's own sockets (old plugins also refuse: 'Only EFA provider'),
             r"NET/OFI Selected [Pp]rovider is (?:tcp|sockets|udp|shm)\b",
             r"NET/OFI Only EFA provider is supported",
+            # the provider was found but the plugin cannot create its libfabric objects on it (address
+            # vector, endpoint, domain, CQ): an EFA device the pod cannot use (aws-ofi-nccl#22, #889);
+            # the kernel's side of it is the efa driver failing a command (dmesg "efa_0: Failed to")
+            r"WARN.*NET/OFI (?:Couldn'?t|Unable to|Failed to) (?:open|allocate|create|bind|enable|initiali[sz]e)\b",
+            r"NET/OFI Creating new endpoint for domain \S+ failed",
+            r"\befa_\d+: Failed to (?:process command|allocate|create|register)",
         ),
         "aws-ofi-nccl loaded, but libfabric found no usable EFA provider (or the plugin's "
         "initialization failed): the EFA devices are not visible in the container, so NCCL falls "
         "back to TCP sockets or fails.",
         "Request `vpc.amazonaws.com/efa` in the pod resources (one per EFA interface of the instance), "
         "check the EFA device plugin DaemonSet runs on the node, and that `fi_info -p efa -t FI_EP_RDM` "
-        "lists devices inside the pod.",
+        "lists devices inside the pod. When the plugin cannot create its objects on the device (RC -12, "
+        "'Cannot allocate memory', or `efa_0: Failed to allocate` in dmesg), raise the container's "
+        "locked-memory limit (`ulimit -l unlimited`, memlock) and check the driver with `dmesg`.",
     ),
     FailureSignature(
         "efa_plugin_missing",
@@ -188,7 +213,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
         "/opt/amazon/efa/lib on LD_LIBRARY_PATH.",
-        unless=_EFA_ACTIVE,
+        unless=_EFA_ACTIVE + _IB_FABRIC,
         role="context",
     ),
     FailureSignature(
@@ -201,6 +226,28 @@ FAILURES: tuple[FailureSignature, ...] = (
         severity="warning",
         unless=_EFA_ACTIVE,
         role="context",
+    ),
+    FailureSignature(
+        "ib_transport_error",
+        (
+            # NCCL's IB transport (net_ib.cc / ib_plugin.c, any NET/IB* flavour) reporting a failed work
+            # completion: status 12 is "transport retry counter exceeded" (the peer's HCA stopped
+            # answering: a link, cable, switch or GID/RoCE routing fault), 5 a flushed queue pair. Older
+            # NCCL says "Got completion with error 12, opcode 0, len 0, vendor err 129".
+            r"Got completion (?:from peer \S+ )?with (?:error[ =]|status=)\d+",
+            # ibvwrap: a verbs call failed (queue pair, completion queue, memory registration, device
+            # open): the HCA is not usable from the container (no /dev/infiniband, memlock limit,
+            # wrong GID index). ibv_reg_dmabuf_mr is a probe NCCL may retry without dmabuf.
+            r"WARN Call to ibv_(?!reg_dmabuf)\w+ failed",
+            r"NET/IB ?: ?Got async event ?: ?(?:port error|device fatal|local catastrophic)",
+        ),
+        "NCCL's InfiniBand/RoCE transport failed: a verbs call could not set up a queue pair or "
+        "completion queue, or a work completion came back with an error (status 12: the peer's adapter "
+        "stopped answering). The fabric, not the training code, is at fault.",
+        "Check the HCA inside the pod (`ibv_devinfo` shows PORT_ACTIVE; /dev/infiniband is mounted; "
+        "`ulimit -l` is unlimited), the link and switch counters on both hosts named in the line, and on "
+        "RoCE the GID index (NCCL_IB_GID_INDEX); NCCL_IB_HCA can exclude a bad adapter. Run nccl-tests "
+        "between the two hosts before training again.",
     ),
     FailureSignature(
         "socket_ifname_bad",
@@ -245,6 +292,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a DataLoader's queue creates POSIX semaphores in /dev/shm; when even those do not fit the
             # error is a bare "OSError: [Errno 28] No space left on device" under this frame
             r"= _multiprocessing\.SemLock\(",
+            # torch's DataLoader when a worker dies of SIGBUS writing its batch into /dev/shm; the
+            # message is often wrapped or quoted, so each of its parts counts on its own line
+            r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error",
+            r"workers are out of shared memory",
+            r"raise your shared memory limit",
         ),
         "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
         "buffers and DataLoader workers need much more.",
@@ -265,6 +317,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NCCL error:? .*timeout",
             # the gloo backend's collective timeout (gloo/transport/tcp/unbound_buffer.cc)
             r"Timed out waiting \d+ms for (?:recv|send) operation to complete",
+            # the frame that throws a collective timeout, when the line that says "timeout" is cut off.
+            # Not the watchdog's other frames (Watchdog::run, ncclCommWatchdog, watchdogHandler): it
+            # throws every asynchronous CUDA/NCCL error through them too (an illegal memory access is
+            # not a timeout), so a bare watchdog abort stays unrecognised (radixark/miles#3273).
+            r"WorkNCCL::checkTimeout\(",
+            # rank 0's view when another rank timed out first (torch >= 2.4 flight recorder)
+            r"Received a dump signal due to a collective timeout",
         ),
         "A collective (all-reduce, all-gather...) did not finish within the process-group timeout: "
         "some rank is stuck or dead (a hang in another rank, a network fault, or a rank much slower "
@@ -415,13 +474,42 @@ FAILURES: tuple[FailureSignature, ...] = (
         "x CP); `workshop plan` prints valid combinations.",
     ),
     FailureSignature(
+        "deepspeed_config_invalid",
+        (
+            # DeepSpeed refusing its ds_config at deepspeed.initialize(): ZeRO's own checks
+            # (deepspeed/runtime/zero/utils.py), the config error class, and pydantic's report on a
+            # field of the wrong type ("1 validation error for DeepSpeedZeroConfig" / ...ConfigModel);
+            # transformers' and accelerate's integrations word the offload rules themselves.
+            r"ZeRORuntimeException: ",
+            r"DeepSpeedConfigError: ",
+            r"\d+ validation errors? for DeepSpeed\w*Config",
+            r"ZeRO[ -]Offload can only work with DeepSpeed optimizers",
+            r"Invalid (?:optimizer|parameter|param) offloading device specified",
+        ),
+        "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
+        "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
+        "Fix the ds_config field the line names (e.g. use DeepSpeed's own optimizer, or "
+        '`"zero_force_ds_cpu_optimizer": false`, with ZeRO-Offload; `offload_optimizer` is an object '
+        '`{"device": "cpu"}`); https://www.deepspeed.ai/docs/config-json/ lists every field.',
+    ),
+    FailureSignature(
         "parallelism_config_invalid",
         (
             r"world size \(\d+\) is not divisible by",
             r"num_layers .*(must be|should be|is not) divisible by",
             r"[Nn]umber of layers (?:should|must) be divisible",
-            r"num_attention_heads .*(must be|should be|is not) divisible by",
+            r"num_attention_heads .*(must be|should be|is not) divisible by(?! num_query_groups)",
             r"num_query_groups .*(must be|should be|is not) divisible by",
+            # megatron-core's newer wording (TransformerConfig): "a multiple of", not "divisible by"
+            r"must be a multiple (?:or divisor )?of (?:the )?(?:tensor|pipeline|context|expert|data)[_ -]?(?:model[_ -])?parallel",
+            # a rule between two parallel settings, raised as an error (Megatron's arguments.py and
+            # ModelParallelConfig: "When using MoE and tensor parallelism, sequence parallelism must be
+            # used", "Cannot use sequence parallelism without tensor parallelism")
+            r"(?:Error|Exception): .*\b(?:sequence|tensor|pipeline|context|expert)[ _-](?:model[ _-])?parallel(?:ism)?\b"
+            r".*\b(?:must be (?:used|enabled|set)|is required|requires|[Cc]annot|without)\b",
+            # the interleaved (virtual pipeline) schedule's micro-batch rules (schedules.py)
+            r"[Nn]umber of (?:contiguous )?micro-?batches\b.*(?:should|must) (?:range|be)\b",
+            r"[Nn]umber of micro-?batches \(?\d*\)? is not divisible by",
             r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _-]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
@@ -451,10 +539,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--num-attention-heads \d+ is not divisible by --num-query-groups \d+",
             r"--seq-length \d+ exceeds --max-position-embeddings \d+",
             r"--moe-router-topk \d+ exceeds --num-experts \d+",
+            # megatron-core's TransformerConfig checks of the same rules
+            r"num_attention_heads \(?\d*\)? ?must be (?:divisible by|a multiple of) (?:the )?num_query_groups",
+            r"hidden_size \(?\d*\)? ?(?:must be|should be|is not) divisible by num_attention_heads",
+            # without those checks (megatron-core before 0.16) a bad head/group count only shows as a
+            # reshape to sizes the tensor does not have, in the first forward pass (Megatron-LM#5755)
+            r"RuntimeError: shape '\[[-\d, ]+\]' is invalid for input of size \d+",
         ),
         "The model's own sizes do not fit together (hidden size vs attention heads, heads vs query "
-        "groups, sequence length vs position embeddings, router top-k vs experts); the trainer refused "
-        "to start.",
+        "groups, sequence length vs position embeddings, router top-k vs experts): the trainer refused "
+        "to start, or a layer reshaped a tensor by sizes that do not divide ('shape [...] is invalid "
+        "for input of size N').",
         "Change the flags the line names: --hidden-size a multiple of --num-attention-heads, heads a "
         "multiple of --num-query-groups, --max-position-embeddings >= --seq-length; `workshop plan` "
         "checks a model before it runs.",

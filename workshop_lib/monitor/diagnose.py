@@ -153,6 +153,8 @@ _BENIGN = _alt(F.BENIGN_PATTERNS)
 _SIGS = [(sig, _alt(sig.patterns)) for sig in F.FAILURES if sig.patterns]
 _UNLESS = {sig.label: _alt(sig.unless) for sig in F.FAILURES if sig.unless}
 _UNLESS_ANY = _alt(p for sig in F.FAILURES for p in sig.unless)
+_SOLO = _alt(F.SOLO_RANK_PATTERNS)
+_SHARED = _alt(F.SHARED_RANK_PATTERNS)
 _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
@@ -227,6 +229,7 @@ _ERROR_LIKES = [re.compile(p) for p in F.ERROR_LIKE_PATTERNS]
 for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
     _gate((_p,), ("error_like", _i))
 _gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
+_gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
 _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
 _gate(
     (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
@@ -352,6 +355,9 @@ class _Scan:
         self.found: dict[str, Finding] = {}
         self.ranks_seen: dict[str, set[str]] = {}
         self.healthy_seen: set[str] = set()
+        # NCCL communicators of one process only (F.SOLO_RANK_PATTERNS), unless one has several
+        self.solo_ranks = False
+        self.shared_ranks = False
         self.unrecognised: list[dict] = []
         self.unrecognised_per_rank: dict[str, int] = {}
         self.number = 0
@@ -419,6 +425,11 @@ class _Scan:
             self._error_like(line, number, likes)
 
     def _unless(self, line: str) -> None:
+        if "NCCL INFO Channel " in line or "nranks " in line:
+            if _SHARED.search(line):
+                self.shared_ranks = True
+            elif _SOLO.search(line):
+                self.solo_ranks = True
         if _UNLESS_ANY.search(line):
             for label, rx in _UNLESS.items():
                 if rx.search(line):
@@ -586,6 +597,8 @@ class _Scan:
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
                 self._add(label, number, line)
+        if self.solo_ranks and not self.shared_ranks:  # no traffic leaves the process
+            self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
         primary: str | None = None
