@@ -43,7 +43,7 @@ def test_corpus_is_large_and_sourced():
     sources = {r[0]: r for r in rows}
     for p in FILES:
         assert p.name in sources, f"{p.name} has no source in SOURCES.tsv"
-        name, label, url = sources[p.name]
+        name, label, url, *_why = sources[p.name]
         assert label == _expected(p) and url.startswith("https://github.com/"), sources[p.name]
         assert 0 < len(p.read_text().splitlines()) <= 40, f"{p.name}: keep excerpts short"
     for label in {_expected(p) for p in failures}:
