@@ -209,6 +209,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NET/Plugin ?: ?Plugin load \(libnccl-net[^)]*\) returned",
             r"NET/Plugin ?: ?No plugin found \(libnccl-net",
             r"NET/Plugin ?: ?No plugin found, using internal implementation",
+            # NCCL 2.12-2.18 print dlerror's text first ("NET/Plugin : dlerror=libnccl-net.so: cannot
+            # open shared object file: No such file or directory No plugin found (libnccl-net.so)...")
+            r"NET/Plugin ?: ?dlerror=libnccl-net[^:]*: cannot open shared object file",
         ),
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
@@ -382,6 +385,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"failed to bind to \S+ \(errno: 98\b",
             r"\(errno: 98 - Address",
             r"\[Errno 98\] Address already in use",
+            # torch 1.x: TCPStore's constructor throws errno 98 with no address or number around it
+            # (Megatron-LM's _initialize_distributed -> init_process_group -> TCPStore)
+            r"(?:RuntimeError|DistNetworkError): Address already in use",
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -409,7 +415,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "cuda_oom",
         (
             r"CUDA out of memory",
-            r"OutOfMemoryError",
+            # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError; Ray's own exception of that name
+            # is its memory monitor killing a task for *host* memory (host_oom_killed)
+            r"(?<!ray\.exceptions\.)OutOfMemoryError",
             r"CUDA error: out of memory",
             r"CUBLAS_STATUS_ALLOC_FAILED",
             r"cudaErrorMemoryAllocation",
@@ -441,6 +449,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
             r"[Oo]ut of memory: Kill(?:ed)? process \d+",
             r"\boom-kill:constraint=",
+            # Ray's memory monitor: it kills the newest task itself before the kernel would
+            # (ray.exceptions.OutOfMemoryError "Task was killed due to the node running low on
+            # memory", the raylet's "killed due to memory pressure (OOM)")
+            r"[Kk]illed due to the node running low on memory",
+            r"killed due to memory pressure \(OOM\)",
+            r"which exceeds the memory usage threshold of \d",
         ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
@@ -480,7 +494,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (deepspeed/runtime/zero/utils.py), the config error class, and pydantic's report on a
             # field of the wrong type ("1 validation error for DeepSpeedZeroConfig" / ...ConfigModel);
             # transformers' and accelerate's integrations word the offload rules themselves.
-            r"ZeRORuntimeException: ",
+            # (not its refusal of a checkpoint saved at another DP size: checkpoint_mismatch)
+            r"ZeRORuntimeException: (?!The checkpoint being loaded)\S",
             r"DeepSpeedConfigError: ",
             r"\d+ validation errors? for DeepSpeed\w*Config",
             r"ZeRO[ -]Offload can only work with DeepSpeed optimizers",
@@ -648,6 +663,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"the flags describe another model than the checkpoint",
             # Meta's llama loader (a checkpoint saved for another model-parallel size)
             r"Loading a checkpoint for MP=\d+ but world size is \d+",
+            # DeepSpeed's ZeRO optimizer state saved at another data-parallel size (runtime/engine.py
+            # _load_zero_checkpoint); the exception's name may stand alone on the line before
+            r"checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
