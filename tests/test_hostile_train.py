@@ -376,10 +376,13 @@ def _interrupt(cmd: list[str], delay: float) -> subprocess.CompletedProcess:
 
 @pytest.mark.slow
 def test_ctrl_c_during_prep_data_is_one_line_and_leaves_nothing(tmp_path):
+    # Big enough that the run outlasts the last Ctrl-C on a fast machine: the gigatoken engine
+    # tokenizes 16 copies (37 MB) in about half a second, start-up included.
     corpus = tmp_path / "big.jsonl"
+    sample = SAMPLE_CORPUS.read_bytes()
     with open(corpus, "wb") as fh:
-        for _ in range(16):
-            fh.write(SAMPLE_CORPUS.read_bytes())
+        for _ in range(128):
+            fh.write(sample)
     interrupted = 0
     for i, delay in enumerate((0.6, 1.0, 1.4, 1.8)):  # loading, tokenizer set-up, encoding
         out = tmp_path / f"out{i}"
@@ -395,6 +398,7 @@ def test_ctrl_c_during_prep_data_is_one_line_and_leaves_nothing(tmp_path):
         assert r.stderr.strip().splitlines()[-1].endswith("interrupted") and "Traceback" not in r.stderr
         assert list(out.iterdir()) == [], (delay, list(out.iterdir()))  # nothing half-written
         interrupted += 1
+    corpus.unlink()
     assert interrupted >= 1
 
 

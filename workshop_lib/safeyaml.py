@@ -159,8 +159,14 @@ def loads(text: str, source: str, *, max_depth: int = MAX_DEPTH, all_documents: 
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         line = f":{mark.line + 1}" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or "invalid YAML"
-        raise UsageError(f"{name}{line}: {str(problem)[:120]}; fix the YAML syntax there") from None
+        problem = str(getattr(exc, "problem", None) or "invalid YAML")
+        if "maximum nesting depth" in problem:
+            # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) stops at 1000 levels while scanning ahead,
+            # before _scan has counted MAX_DEPTH events: the same refusal, in the kit's words
+            raise UsageError(
+                f"{name}{line}: nested more than {max_depth} levels deep; this is not a file the kit writes"
+            ) from None
+        raise UsageError(f"{name}{line}: {problem[:120]}; fix the YAML syntax there") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # an int of 10^5 digits, a date out of range
         raise UsageError(f"{name}: a value cannot be read ({type(exc).__name__}); fix the file") from None
 
