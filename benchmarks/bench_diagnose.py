@@ -20,6 +20,7 @@ import datetime as dt
 import hashlib
 import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -147,6 +148,26 @@ def recorded_first_measurements(path: Path = FIRST, batches: int = 2) -> list[st
     return out
 
 
+def _time_other_engine(tree: Path, log: Path) -> float:
+    """Seconds another checkout's ``verdict`` takes on ``log``, timed inside a fresh interpreter."""
+    code = (
+        "import sys, time; sys.path.insert(0, sys.argv[1]); "
+        "from workshop_lib.monitor.diagnose import verdict; "
+        "t = time.perf_counter(); v = verdict(sys.argv[2]); print(time.perf_counter() - t); "
+        "assert v.primary is None"
+    )
+    out = subprocess.run([sys.executable, "-c", code, str(tree.resolve()), str(log)], check=True,
+                         capture_output=True, text=True)  # fmt: skip
+    return float(out.stdout.split()[-1])
+
+
+def _commit(tree: Path) -> str:
+    out = subprocess.run(
+        ["git", "-C", str(tree), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+    )
+    return out.stdout.strip() or str(tree)
+
+
 def count_lines(path: Path) -> int:
     with open(path, encoding="utf-8") as fh:
         return sum(1 for _ in fh)
@@ -158,6 +179,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--show", action="store_true", help="print every file's verdict, not only misses")
     ap.add_argument("--megabytes", type=float, default=300.0, help="size of the generated log")
     ap.add_argument("--no-write", action="store_true", help="do not write benchmarks/results/diagnose.md")
+    ap.add_argument(
+        "--before",
+        type=Path,
+        help="another checkout of this repository (a git worktree of an older commit): its engine is timed "
+        "on the same log in the same command, in a fresh process, for a side-by-side ratio",
+    )
     args = ap.parse_args(argv)
 
     if args.split:
@@ -223,6 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         v = verdict(path)
         secs = time.perf_counter() - t
         assert v.primary is None and not v.unrecognised, v.to_dict()
+        before = _time_other_engine(args.before, path) if args.before else None
     out += [
         "## Speed",
         "",
@@ -233,6 +261,16 @@ def main(argv: list[str] | None = None) -> int:
         "|---|---:|---:|---:|",
         f"| verdict (signatures, numerics, hang check, unknown-line scan) | {secs:.2f} | {n / secs:,.0f} | {mb / secs:.1f} |",
         f"| baseline: count the lines | {base:.2f} | {n / base:,.0f} | {mb / base:.1f} |",
+        *(
+            [
+                f"| the engine of `{_commit(args.before)}` on the same log (a fresh process) | {before:.2f} | "
+                f"{n / before:,.0f} | {mb / before:.1f} |",
+                "",
+                f"This engine is {before / secs:.2f}x as fast.",
+            ]
+            if before
+            else []
+        ),  # fmt: skip
         "",
         f"Machine: {platform.machine()}, {os.cpu_count()} CPUs (load average {os.getloadavg()[0]:.1f} during the run: "
         "the machine is shared, so these are lower bounds), "

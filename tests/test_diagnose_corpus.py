@@ -103,6 +103,33 @@ def test_block_gates_change_nothing(path):
     assert verdict(lines).to_dict() == slow.result().to_dict()
 
 
+NAN_EDGES = [
+    "iteration 9 | lm loss: nan | number of nan iterations:   0 |",
+    "iteration 9 | lm loss: 2.0 | number of nan iterations:   3 |",
+    "iteration 9 | lm loss: 2.0 | number of nan iterations:   0 | grad norm: inf |",
+    "iteration 9 | lm loss NAN | number of nan iterations:   0 |",
+    "{'loss': nan, 'grad_norm': 1.0}",
+    "reduced_train_loss=nan.0",
+    " 12  inf",
+    "| lm loss: Infinity |",
+    "[deepspeed] Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+]
+
+
+def test_the_cheap_nan_test_never_hides_a_nan():
+    """_may_hold_nan is only a shortcut: wherever nan_loss's patterns match a line, it says True."""
+    from workshop_lib.monitor.diagnose import _NAN, _may_hold_nan
+
+    lines = NAN_EDGES + [
+        line for path in [*FILES, *sorted(LOGS.glob("*.log"))] for line in path.read_text().splitlines()
+    ]
+    matched = [line for line in lines if _NAN.search(line)]
+    assert len(matched) > 30  # the corpus has many NaN lines of many formats
+    assert all(_may_hold_nan(line) for line in matched), [x for x in matched if not _may_hold_nan(x)]
+    assert all(_NAN.search(line) for line in NAN_EDGES)
+    assert not _may_hold_nan("iteration 9 | lm loss: 2.0 | number of nan iterations:   0 |")
+
+
 # --- one verdict: the earliest cause, not the last symptom -------------------------------------------
 TIMEOUT = "[rank0]:[E1121 10:00:00.1 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600012 milliseconds before timing out."
 OOM = "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 4.00 GiB. GPU 5 has a total capacity of 79.10 GiB of which 1.2 GiB is free."

@@ -42,6 +42,8 @@ from pathlib import Path
 from re import _constants as _re_constants  # type: ignore[attr-defined]
 from re import _parser as _re_parser  # type: ignore[attr-defined]
 
+import ahocorasick
+
 from ..facts import failures as F
 from .parse import _ITER_RE, check_log_path, parse_iteration_line, read_log_lines
 
@@ -161,14 +163,33 @@ _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
+# Every nan_loss pattern needs one of these words (or DeepSpeed's "Current loss scale already at
+# minimum"); _NAN itself costs ~40 us on a long iteration line, where the words cost ~1 us. Megatron
+# prints "number of nan iterations:   0" on every line, so that phrase is looked at on its own.
+_NAN_WORDS = ("nan", "NaN", "NAN", "inf", "Inf", "INF", "Current loss scale already at minimum")
+_NAN_ITERATIONS = "number of nan iterations"
+_NAN_ITERATIONS_NONZERO = re.compile(r"number of nan iterations: +[1-9]")
+
+
+def _may_hold_nan(line: str) -> bool:
+    """False only where ``_NAN`` cannot match (a cheap test first; tests/test_diagnose_corpus.py)."""
+    if _NAN_ITERATIONS in line:
+        if _NAN_ITERATIONS_NONZERO.search(line):
+            return True
+        line = line.replace(_NAN_ITERATIONS, "")
+    return any(word in line for word in _NAN_WORDS)
+
+
 _WEAK = [(label, re.compile(line), re.compile(other)) for label, line, other in F.CORROBORATED_SIGNS]
 
 # --- literal gates: the speed of a pass ---------------------------------------------------------
 # Python's re tries every branch of an alternation at every position of a line: ~150 signature
 # patterns cost ~100 us per line. Each pattern, though, needs some literal text (a "gate": "NCCL
-# WARN", "OutOfMemoryError", ...), and str.find looks for a literal in C over a whole block of
-# lines at once. So a block is searched for each gate, and a pattern runs only on the lines that
-# contain its gate (a pattern without a usable gate runs on every line).
+# WARN", "OutOfMemoryError", ...), and an Aho-Corasick automaton finds every gate in one pass, in C,
+# over a whole block of lines at once. So a pattern runs only on the lines that contain its gate (a
+# pattern without a usable gate runs on every line). One pass matters: the table has about 200
+# gates, and a str.find per gate went over each block 200 times (60 % of a pass over a large log,
+# benchmarks/results/diagnose.md).
 
 
 def _required_literals(pattern: str) -> set[str] | None:
@@ -272,31 +293,51 @@ def _merge_gates(gates: dict[str, set[tuple[str, int]]]) -> dict[str, set[tuple[
 
 _GATES = _merge_gates(_GATES)
 _GATE_LIST = sorted(_GATES.items())
+assert not any("\n" in gate for gate, _ in _GATE_LIST)  # a gate is found within one line
+_GATE_TARGETS = [targets for _, targets in _GATE_LIST]
+
+
+def _automaton() -> ahocorasick.Automaton:
+    """Every gate in one automaton; a match's value is the gate's index in ``_GATE_LIST``."""
+    auto = ahocorasick.Automaton()
+    for i, (gate, _) in enumerate(_GATE_LIST):
+        auto.add_word(gate, i)
+    auto.make_automaton()
+    return auto
+
+
+_AUTOMATON = _automaton()
 BLOCK_LINES = 20_000
 
 
-def _block_targets(lines: list[str]) -> dict[int, set[tuple[str, int]]]:
+def _block_targets(lines: list[str]) -> dict[int, frozenset[tuple[str, int]]]:
     """For a block of lines: line index -> the gated checks that may match it."""
     starts: list[int] = []
     pos = 0
     for line in lines:
         starts.append(pos)
         pos += len(line) + 1
-    text = "\n".join(lines)
-    hits: dict[int, set[tuple[str, int]]] = {}
-    for gate, targets in _GATE_LIST:
-        i = text.find(gate)
-        while i != -1:
-            k = bisect_right(starts, i) - 1
-            got = hits.get(k)
-            if got is None:
-                hits[k] = set(targets)
-            else:
-                got |= targets
-            i = text.find(gate, starts[k + 1] if k + 1 < len(starts) else len(text))
+    gates_of: dict[int, list[int]] = {}  # line index -> the gates found in it, in order
+    for end, gate in _AUTOMATON.iter("\n".join(lines)):
+        k = bisect_right(starts, end) - 1  # the line holding the gate's last character
+        found = gates_of.get(k)
+        if found is None:
+            gates_of[k] = [gate]
+        else:
+            found.append(gate)
+    # Lines of one kind (a rank's NCCL INFO line, an iteration line) find the same gates: their
+    # union of checks is made once per block.
+    unions: dict[tuple[int, ...], frozenset[tuple[str, int]]] = {}
+    hits: dict[int, frozenset[tuple[str, int]]] = {}
+    for k, found in gates_of.items():
+        key = tuple(found)
+        targets = unions.get(key)
+        if targets is None:
+            targets = unions[key] = frozenset().union(*(_GATE_TARGETS[g] for g in key), _UNGATED)
+        hits[k] = targets
     if _UNGATED:
         for k in range(len(lines)):
-            hits.setdefault(k, set()).update(_UNGATED)
+            hits.setdefault(k, frozenset(_UNGATED))
     return hits
 
 
@@ -392,7 +433,7 @@ class _Scan:
         first = max(0, len(lines) - F.HANG_TAIL_LINES)
         self.tail.extend((base + k + 1, lines[k]) for k in range(first, len(lines)))
 
-    def _line(self, line: str, number: int, targets: set[tuple[str, int]] | None) -> None:
+    def _line(self, line: str, number: int, targets: frozenset[tuple[str, int]] | None) -> None:
         """The checks of one line; ``targets`` are those its gates allow (``None``: all of them)."""
         everything = targets is None
         if (everything or ("iter", 0) in targets) and _ITER_RE.search(line):
@@ -503,7 +544,7 @@ class _Scan:
             or (rec.get("nan_iterations") or 0) > 0
             or vanished
             or collapsed
-            or _NAN.search(line)
+            or (_may_hold_nan(line) and _NAN.search(line))
         ):
             self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
