@@ -7,9 +7,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+# The versions CI last passed with: every install uses them (see the file's header).
+CONSTRAINTS := .ci/constraints.txt
 RUN_DIR ?= runs/workshop
 
-.PHONY: setup workshop test lint lab bench browser-deps clean
+.PHONY: setup workshop test lint lab bench browser-deps clean constraints-refresh
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -17,10 +19,17 @@ $(BIN)/python:
 
 # torch is installed first with its exact pin: on the workshop machines that takes the local CPU
 # wheel, and megatron-core's `torch` requirement is then already satisfied.
-$(STAMP): $(BIN)/python pyproject.toml
+$(STAMP): $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	$(BIN)/python -m pip install -q torch==2.13.0 $(QUIET_PIP)
-	$(BIN)/python -m pip install -q -e '.[dev]' $(QUIET_PIP)
+	$(BIN)/python -m pip install -q -e '.[dev]' -c $(CONSTRAINTS) $(QUIET_PIP)
 	touch $(STAMP)
+
+# Newest versions within pyproject.toml's ranges, then write them down as the new constraints.
+constraints-refresh: $(BIN)/python
+	$(BIN)/python -m pip install -q torch==2.13.0 $(QUIET_PIP)
+	$(BIN)/python -m pip install -q --upgrade -e '.[dev]' $(QUIET_PIP)
+	{ grep '^#' $(CONSTRAINTS); $(BIN)/python -m pip freeze --exclude-editable 2>/dev/null \
+	  | grep -iv '^torch==' | sort -f; } > $(CONSTRAINTS).new && mv $(CONSTRAINTS).new $(CONSTRAINTS)
 
 setup: $(STAMP)
 
