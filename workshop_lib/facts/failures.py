@@ -674,7 +674,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
         "Load with the same model flags (layers, hidden size, vocab padding) and, for legacy "
-        "checkpoints, the same TP/PP; convert with tools/checkpoint, or save in the torch_dist format "
+        "checkpoints, the same TP/PP (and the same data-parallel size where the optimizer state is "
+        "sharded: DeepSpeed ZeRO, a legacy distributed optimizer); convert with tools/checkpoint "
+        "(DeepSpeed: ds_to_universal, then --universal-checkpoint), or save in the torch_dist format "
         "(--ckpt-format torch_dist) which reshards on load; --no-load-optim --no-load-rng when only "
         "the weights are wanted.",
     ),
