@@ -113,6 +113,7 @@ NAN_EDGES = [
     " 12  inf",
     "| lm loss: Infinity |",
     "[deepspeed] Current loss scale already at minimum - cannot decrease scale anymore. Exiting run.",
+    "FloatingPointError: Minimum loss scale reached (0.0001). Your loss is probably exploding.",
 ]
 
 

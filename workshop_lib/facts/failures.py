@@ -327,6 +327,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"WorkNCCL::checkTimeout\(",
             # rank 0's view when another rank timed out first (torch >= 2.4 flight recorder)
             r"Received a dump signal due to a collective timeout",
+            # a c10d store wait (a barrier over the TCPStore) reaching the process-group timeout:
+            # the other ranks are still busy (axolotl#2684: rank 0 tokenizing for 30 minutes)
+            r"\[c10d\] waitForInput: socket .* timed out after \d+ ?ms",
         ),
         "A collective (all-reduce, all-gather...) did not finish within the process-group timeout: "
         "some rank is stuck or dead (a hang in another rank, a network fault, or a rank much slower "
@@ -539,6 +542,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"[Ww]orld size \d+ must be divisible by the product of",
             r"(?:tensor|pipeline|tp|pp)_?\w* \* (?:tensor|pipeline|tp|pp)_?\w* must be equal to world_size",
             r"heads? (?:\(\d+\) )?must be divisible by (?:the )?(?:world size|mp_size|tensor parallel size|tp_size|tp size)",
+            # the product of the parallel sizes is not the number of processes launched: nanotron's
+            # ParallelContext, torchtitan's ParallelDims
+            r"number of process(?:es)? requires? to run all replicas \(\d+\)",
+            r"Invalid parallel dims: .*!= WORLD_SIZE\(\d+\)",
             r"must be divisible by (?:ep|tp|pp|cp|dp|mp)_size",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
@@ -749,6 +756,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
+            # other trainers' give-up on fp16 overflow: gpt-neox's OverflowMonitor, fairseq's scaler
+            r"Skipped \d+ iterations in a row due to [Oo]verflow",
+            r"Minimum loss scale reached \(",
             # a bare "<step> <loss>" print (yanmtt#7)
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
         ),

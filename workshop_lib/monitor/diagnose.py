@@ -163,10 +163,14 @@ _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
-# Every nan_loss pattern needs one of these words (or DeepSpeed's "Current loss scale already at
-# minimum"); _NAN itself costs ~40 us on a long iteration line, where the words cost ~1 us. Megatron
-# prints "number of nan iterations:   0" on every line, so that phrase is looked at on its own.
-_NAN_WORDS = ("nan", "NaN", "NAN", "inf", "Inf", "INF", "Current loss scale already at minimum")
+# Every nan_loss pattern needs one of these words (or a trainer's fp16 give-up line); _NAN itself
+# costs ~40 us on a long iteration line, where the words cost ~1 us. Megatron prints "number of nan
+# iterations:   0" on every line, so that phrase is looked at on its own. A pattern added to
+# nan_loss needs its word here: tests/test_diagnose_corpus.py fails otherwise.
+_NAN_WORDS = (
+    "nan", "NaN", "NAN", "inf", "Inf", "INF",
+    "Current loss scale already at minimum", "Minimum loss scale reached", "iterations in a row due to",
+)  # fmt: skip
 _NAN_ITERATIONS = "number of nan iterations"
 _NAN_ITERATIONS_NONZERO = re.compile(r"number of nan iterations: +[1-9]")
 
