@@ -452,6 +452,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
             r"[Oo]ut of memory: Kill(?:ed)? process \d+",
             r"\boom-kill:constraint=",
+            # runc: the container's first process was killed by its cgroup's memory limit
+            r"container init was OOM-killed",
             # Ray's memory monitor: it kills the newest task itself before the kernel would
             # (ray.exceptions.OutOfMemoryError "Task was killed due to the node running low on
             # memory", the raylet's "killed due to memory pressure (OOM)")
@@ -503,6 +505,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\d+ validation errors? for DeepSpeed\w*Config",
             r"ZeRO[ -]Offload can only work with DeepSpeed optimizers",
             r"Invalid (?:optimizer|parameter|param) offloading device specified",
+            # transformers' Trainer checking the ds_config against its own arguments
+            r"Please correct the following DeepSpeed config values that mismatch TrainingArguments",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -711,6 +715,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # is inside a tensor file, and torch reports where the file ended, not ENOSPC)
             r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
             r"PytorchStreamWriter failed writing file",
+            # the kubelet evicting a pod whose container disk (ephemeral storage, emptyDir) filled up:
+            # a checkpoint written inside the container instead of on the shared volume
+            r"ephemeral local storage usage exceeds the total limit",
+            r"The node was low on resource: ephemeral-storage",
+            r"Usage of EmptyDir volume \S+ exceeds the limit",
         ),
         "A file system the run writes to is full (checkpoint --save folder, logs, data cache): the write "
         "failed with ENOSPC and the checkpoint being written is incomplete.",
@@ -842,6 +851,26 @@ FAILURES: tuple[FailureSignature, ...] = (
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
         "imagePullSecret) may read the repository.",
+    ),
+    FailureSignature(
+        "volume_mount_failed",
+        (
+            # kubelet events of a pod stuck in ContainerCreating (FailedMount), the scheduler's
+            # FailedScheduling for a claim with no volume yet, and a CSI node plugin's own mount error
+            r"\bFailedMount\b",
+            r"MountVolume\.\w+ failed for volume",
+            r"Unable to (?:attach or )?mount volumes",
+            r"AttachVolume\.Attach failed for volume",
+            r"pod has unbound immediate PersistentVolumeClaims",
+            r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
+            r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied)",
+        ),
+        "The pod's volume (the FSx for Lustre, EFS, Azure Lustre or NFS claim that holds the data and "
+        "checkpoints) could not be bound or mounted on the node, so the container never started.",
+        "`kubectl describe pvc CLAIM` must say Bound (a new FSx file system takes minutes to create); "
+        "check that the CSI driver's node pods run on the GPU nodes, that the file system's security "
+        "group lets the nodes in (TCP 988 and 1018-1023 for FSx for Lustre, 2049 for NFS/EFS), and the "
+        "volume's DNS and mount names.",
     ),
     FailureSignature(
         "pod_pending_insufficient_resources",
