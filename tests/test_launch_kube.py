@@ -131,6 +131,36 @@ def test_status_explains_pending_and_image_pull(cli, cluster, kubeconfig):
     assert res.code == 1 and "Insufficient nvidia.com/gpu" in _one_line(res)
 
 
+def test_status_names_what_a_stuck_pending_pod_waits_for(cli, cluster, kubeconfig):
+    """A pod Pending for ever (its FSx claim cannot be mounted) is not failed, but status says why."""
+    cluster.pod_phase = "Pending"
+    assert cli("apply", "--config", JOB, "--kubeconfig", kubeconfig).code == 0
+    cluster.add_event(NS, MASTER, "Scheduled", "Successfully assigned ns/master to node-1", type_="Normal")
+    res = cli("status", "--config", JOB, "--kubeconfig", kubeconfig, "--json")
+    assert res.code == 0 and "diagnosis" not in res.json()  # Pending with no warning: just starting
+    cluster.set_pod_phase(NS, MASTER, "Pending", waiting_reason="ContainerCreating")
+    cluster.add_event(
+        NS, MASTER, "FailedMount",
+        "Unable to attach or mount volumes: unmounted volumes=[fsx], unattached volumes=[fsx dshm]: "
+        "timed out waiting for the condition",
+    )  # fmt: skip
+    res = cli("status", "--config", JOB, "--kubeconfig", kubeconfig)
+    assert res.code == 0, res.err
+    assert res.out.splitlines()[-1].startswith("diagnosis: volume_mount_failed at line ")
+    assert (
+        cli("status", "--config", JOB, "--kubeconfig", kubeconfig, "--json").json()["diagnosis"]["primary"]
+        == "volume_mount_failed"
+    )
+
+
+def test_status_of_a_pending_pod_with_an_unknown_warning_adds_no_verdict(cli, cluster, kubeconfig):
+    cluster.pod_phase = "Pending"
+    assert cli("apply", "--config", JOB, "--kubeconfig", kubeconfig).code == 0
+    cluster.add_event(NS, MASTER, "SomethingOdd", "the pod is waiting for a reason no signature knows")
+    res = cli("status", "--config", JOB, "--kubeconfig", kubeconfig)
+    assert res.code == 0 and "SomethingOdd" in res.out and "diagnosis:" not in res.out
+
+
 @pytest.mark.parametrize(
     "setup, expected",
     [

@@ -306,10 +306,14 @@ _FAILED_POD_REASONS = frozenset({"Error", "OOMKilled", "CrashLoopBackOff", "ErrI
 
 
 def _failed_run_verdict(st: dict, backend):
-    """The diagnosis of a failed job (None while it is healthy): its saved log, then its events.
+    """The diagnosis of a failed or stuck job (None while it is healthy): its saved log, then its events.
 
     The log is what `workshop logs` (or the local runner) wrote; events and pod reasons follow it as
-    lines, so an image-pull or scheduling failure with no log is diagnosed too.
+    lines, so an image-pull or scheduling failure with no log is diagnosed too. A job whose pods are
+    still Pending is not failed, but Kubernetes keeps it Pending for ever when a volume cannot be
+    mounted or no node fits: with Warning events, such a job is diagnosed too, and named only when a
+    signature knows the events (a first FailedScheduling that the autoscaler is about to answer is
+    still named: the events say what the pod waits for).
     """
     import itertools
     from pathlib import Path
@@ -318,13 +322,18 @@ def _failed_run_verdict(st: dict, backend):
     from ..monitor.parse import read_log_lines
 
     pods = st.get("pods") or []
-    if st.get("phase") != "Failed" and not any(p.get("reason") in _FAILED_POD_REASONS for p in pods):
+    events = st.get("events") or []
+    failed = st.get("phase") == "Failed" or any(p.get("reason") in _FAILED_POD_REASONS for p in pods)
+    stuck = any(p.get("phase") == "Pending" for p in pods) and any(e.get("type") == "Warning" for e in events)
+    if not failed and not stuck:
         return None
     log = Path(st.get("log") or backend.run.train_log)
     extra = [f"pod {p['name']}: {p.get('phase')} ({p['reason']})" for p in pods if p.get("reason")]
-    extra += [f"event {e.get('object')}: {e.get('type')} {e.get('reason')}: {e.get('message')}"
-              for e in st.get("events") or []]  # fmt: skip
-    return verdict(itertools.chain(read_log_lines(log) if log.is_file() else (), extra))
+    extra += [
+        f"event {e.get('object')}: {e.get('type')} {e.get('reason')}: {e.get('message')}" for e in events
+    ]
+    diag = verdict(itertools.chain(read_log_lines(log) if log.is_file() else (), extra))
+    return diag if failed or diag.primary is not None else None
 
 
 def _logs(args: argparse.Namespace) -> int:
