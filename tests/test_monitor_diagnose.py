@@ -54,6 +54,15 @@ def test_fp16_skips_at_start_are_benign_but_late_skips_warn():
     assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 2
 
 
+def test_deepspeed_overflow_skips_warn_only_after_the_warm_up():
+    """DeepSpeed's OVERFLOW lines carry no iteration: the last Megatron iteration line says when they are."""
+    overflow = "[INFO] [stage_1_and_2.py:1644:step] [deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1048576.0, reducing to 524288.0"
+    line = " iteration {i}/  159576 | lm loss: 4.3E+00 | loss scale: 1048576.0 | number of skipped iterations:   0 | number of nan iterations:   0 |"
+    assert diagnose_text("\n".join([overflow, line.format(i=5), overflow])) == []  # fp16 warm-up
+    (f,) = diagnose_text("\n".join([overflow, line.format(i=17062), overflow]))
+    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 3
+
+
 def test_repeated_lines_are_one_finding_with_count():
     (f,) = diagnose_log(LOGS / "fail_nccl_timeout.log")
     assert f.label == "nccl_timeout" and f.line_number == 2 and f.count == 3

@@ -109,6 +109,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
     r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*:\s*-?[1-9]",
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
+    r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
+    r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
@@ -678,6 +680,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"the flags describe another model than the checkpoint",
             # Meta's llama loader (a checkpoint saved for another model-parallel size)
             r"Loading a checkpoint for MP=\d+ but world size is \d+",
+            # Megatron-LM's check_checkpoint_args on a legacy checkpoint (padded_vocab_size, num_layers,
+            # hidden_size, tensor/pipeline sizes...)
+            r"\w+ value from checkpoint \(.*\) is not equal to the input argument value",
             # DeepSpeed's ZeRO optimizer state saved at another data-parallel size (runtime/engine.py
             # _load_zero_checkpoint); the exception's name may stand alone on the line before
             r"checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
@@ -798,6 +803,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bfallen off the bus\b",
             # the NVIDIA device plugin's health check (k8s-device-plugin)
             r"XidCriticalError: Xid=\d+",
+            # the driver cannot bring a GPU up at all (a dead or unseated board, dmesg), and a GPU's PCIe
+            # link failing beyond recovery (the kernel's AER report naming the nvidia driver's device)
+            r"\bRmInitAdapter failed\b",
+            r"\bnvidia [0-9a-fA-F:.]+: AER: (?:can't recover|[Uu]ncorrected)",
         ),
         "The GPU driver reported an Xid error (hardware, driver or ECC fault): the node's GPU is "
         "unhealthy, and the process on it crashes or hangs.",

@@ -412,6 +412,7 @@ class _Scan:
         # numerics
         self.loss_keys: set[str] = set()
         self.max_loss_scale = 0.0
+        self.last_iteration = 0  # of the last iteration line seen (DeepSpeed's overflow lines carry none)
         # timestamps of iteration lines (line number, seconds, iteration) for the hang check
         self.iter_times: list[tuple[int, float, int]] = []
         self.last_iter_line: tuple[int, str] | None = None
@@ -454,6 +455,11 @@ class _Scan:
                 m = _OVERFLOW.search(line)
                 if m and float(m.group(1)) < F.LOSS_SCALE_COLLAPSE:
                     self._add("nan_loss", number, line)
+                    return
+                if m and self.last_iteration > F.SKIP_GRACE_ITERATIONS:
+                    # DeepSpeed skipping a step long after fp16's warm-up (Megatron-DeepSpeed's own
+                    # iteration line may still say "number of skipped iterations: 0")
+                    self._add("skipped_iterations", number, line)
                     return
         if everything or ("weak", 0) in targets:
             self._weak(line, number)
@@ -518,6 +524,7 @@ class _Scan:
         rec = parse_iteration_line(line)
         if rec is None:
             return
+        self.last_iteration = rec["iteration"]
         # Megatron's own [YYYY-MM-DD HH:MM:SS], else a logger's or collector's stamp at the start
         stamp = rec.get("timestamp")
         t = line_timestamp(stamp) if stamp else line_timestamp(line, self.year)
