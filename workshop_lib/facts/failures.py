@@ -111,6 +111,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
+    r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
@@ -194,6 +195,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"WARN.*NET/OFI (?:Couldn'?t|Unable to|Failed to) (?:open|allocate|create|bind|enable|initiali[sz]e)\b",
             r"NET/OFI Creating new endpoint for domain \S+ failed",
             r"\befa_\d+: Failed to (?:process command|allocate|create|register)",
+            # libfabric's EFA provider aborting on its own (memlock limit too low: "(-12) Cannot
+            # allocate memory", "(4112) Failure to post internal receive buffers")
+            r"Libfabric EFA provider has encountered an internal error",
+            r"EFA internal error: \(\d+\)",
         ),
         "aws-ofi-nccl loaded, but libfabric found no usable EFA provider (or the plugin's "
         "initialization failed): the EFA devices are not visible in the container, so NCCL falls "
@@ -352,6 +357,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ncclRemoteError",
             r"socketProgress\w*: Call to recv from \S+ failed : (?:Connection reset by peer|Broken pipe)",
             r"NCCL WARN Net : Call to recv from \S+ failed : (?:Connection reset by peer|Broken pipe)",
+            # aws-ofi-nccl on EFA: the peer's queue pair is gone, because its process died
+            # (awsome-distributed-ai#312: killed by the pod's memory limit)
+            r"NET/OFI .*Invalid receiver queue pair number",
         ),
         "Another rank's process went away in the middle of a collective: this line is a consequence; the "
         "cause is the first error of the rank that died (OOM, Xid, a crash, a pod evicted).",
@@ -822,6 +830,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the same error 802 as CUDA samples, nccl-tests and old torch print it
             r"system not yet initialized",
             r"\bcode=802\b|\berror \(802\)|[Ee]rror 802\b",
+            # Fabric Manager's own log (journalctl -u nvidia-fabricmanager) when it cannot set the
+            # NVSwitches up, e.g. started before the driver was ready (pytorch/ci-infra#552)
+            r"fabric manager error handler is called",
+            r"failed to configure all the available GPUs or NVSwitches",
+            r"not all local fabric manager instances finished their configuration",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "
