@@ -63,6 +63,13 @@ def test_deepspeed_overflow_skips_warn_only_after_the_warm_up():
     assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 3
 
 
+def test_a_mount_that_failed_once_then_worked_is_not_a_finding():
+    events = (LOGS / "fail_volume_mount_failed.log").read_text()
+    assert [f.label for f in diagnose_text(events)] == ["volume_mount_failed"]
+    started = "  Normal   Started    1m    kubelet    Started container pytorch"
+    assert diagnose_text(events + started + "\n") == []
+
+
 def test_repeated_lines_are_one_finding_with_count():
     (f,) = diagnose_log(LOGS / "fail_nccl_timeout.log")
     assert f.label == "nccl_timeout" and f.line_number == 2 and f.count == 3

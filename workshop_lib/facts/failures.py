@@ -894,6 +894,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "check that the CSI driver's node pods run on the GPU nodes, that the file system's security "
         "group lets the nodes in (TCP 988 and 1018-1023 for FSx for Lustre, 2049 for NFS/EFS), and the "
         "volume's DNS and mount names.",
+        # a mount that failed once while the CSI driver was still starting, then worked: the container ran
+        unless=(r"\bStarted container\b",),
     ),
     FailureSignature(
         "pod_pending_insufficient_resources",
