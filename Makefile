@@ -7,8 +7,11 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
-# The versions CI last passed with: every install uses them (see the file's header).
+# The versions CI last passed with (see the file's header). They were resolved on Python 3.11, the
+# workshop's version: another interpreter resolves freely within pyproject.toml's ranges instead
+# (numpy 2.4 has no wheel for 3.10, for one).
 CONSTRAINTS := .ci/constraints.txt
+PIN := $(shell $(PYTHON) -c 'import sys; print("-c $(CONSTRAINTS)" if sys.version_info[:2] == (3, 11) else "")' 2>/dev/null)
 RUN_DIR ?= runs/workshop
 
 .PHONY: setup workshop test lint lab bench browser-deps clean constraints-refresh
@@ -21,7 +24,7 @@ $(BIN)/python:
 # wheel, and megatron-core's `torch` requirement is then already satisfied.
 $(STAMP): $(BIN)/python pyproject.toml $(CONSTRAINTS)
 	$(BIN)/python -m pip install -q torch==2.13.0 $(QUIET_PIP)
-	$(BIN)/python -m pip install -q -e '.[dev]' -c $(CONSTRAINTS) $(QUIET_PIP)
+	$(BIN)/python -m pip install -q -e '.[dev]' $(PIN) $(QUIET_PIP)
 	touch $(STAMP)
 
 # Newest versions within pyproject.toml's ranges, then write them down as the new constraints.
