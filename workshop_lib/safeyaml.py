@@ -120,6 +120,11 @@ def _loader() -> type:
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
+def _too_deep(where: str, max_depth: int) -> UsageError:
+    """The one refusal of a file nested deeper than ``max_depth`` (``where`` is "name:line")."""
+    return UsageError(f"{where}: nested more than {max_depth} levels deep; this is not a file the kit writes")
+
+
 def _scan(text: str, name: str, max_depth: int) -> None:
     """Walk the event stream once: refuse aliases and nesting deeper than ``max_depth``."""
     import yaml
@@ -136,9 +141,7 @@ def _scan(text: str, name: str, max_depth: int) -> None:
             depth += 1
             if depth > max_depth:
                 line = event.start_mark.line + 1 if event.start_mark else 0
-                raise UsageError(
-                    f"{name}:{line}: nested more than {max_depth} levels deep; this is not a file the kit writes"
-                )
+                raise _too_deep(f"{name}:{line}", max_depth)
         elif isinstance(event, yaml.CollectionEndEvent):
             depth -= 1
 
@@ -163,9 +166,7 @@ def loads(text: str, source: str, *, max_depth: int = MAX_DEPTH, all_documents: 
         if "maximum nesting depth" in problem:
             # libyaml >= 0.2.6 (PyYAML 6.0.4's wheels) stops at 1000 levels while scanning ahead,
             # before _scan has counted MAX_DEPTH events: the same refusal, in the kit's words
-            raise UsageError(
-                f"{name}{line}: nested more than {max_depth} levels deep; this is not a file the kit writes"
-            ) from None
+            raise _too_deep(f"{name}{line}", max_depth) from None
         raise UsageError(f"{name}{line}: {problem[:120]}; fix the YAML syntax there") from None
     except (ValueError, RecursionError, MemoryError) as exc:  # an int of 10^5 digits, a date out of range
         raise UsageError(f"{name}: a value cannot be read ({type(exc).__name__}); fix the file") from None

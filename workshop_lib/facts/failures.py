@@ -79,6 +79,10 @@ LOSS_SCALE_REDUCED_PATTERN = (
     r"|[Rr]educing dynamic loss scale from \S+ to) (\d+(?:\.\d+)?)"
 )
 
+# Megatron's count of NaN iterations, when it is not zero (a nan_loss pattern; the diagnoser's cheap
+# NaN test also looks for it on its own, since every Megatron line carries the phrase).
+NAN_ITERATIONS_PATTERN = r"number of nan iterations: +[1-9]"
+
 # A run that stops logging: no iteration line for this many times the usual interval, and at least
 # this long (checkpoint saves and evaluation legitimately pause a few minutes), while the log's last
 # timestamp (or the caller's clock) moved on.
@@ -770,7 +774,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "nan_loss",
         (
             r"\b(lm loss|loss): +[-+]?(nan|inf)\b",
-            r"number of nan iterations: +[1-9]",
+            NAN_ITERATIONS_PATTERN,
             r"found NaN in local grad norm",
             r"[Ll]oss is (NaN|nan|NAN|inf|Inf|Infinity)",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables

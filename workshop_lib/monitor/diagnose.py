@@ -172,7 +172,7 @@ _NAN_WORDS = (
     "Current loss scale already at minimum", "Minimum loss scale reached", "iterations in a row due to",
 )  # fmt: skip
 _NAN_ITERATIONS = "number of nan iterations"
-_NAN_ITERATIONS_NONZERO = re.compile(r"number of nan iterations: +[1-9]")
+_NAN_ITERATIONS_NONZERO = re.compile(F.NAN_ITERATIONS_PATTERN)
 
 
 def _may_hold_nan(line: str) -> bool:
