@@ -447,6 +447,37 @@ def test_stuck_triton_lock_needs_the_clock_to_move_on():
     assert v.primary == "triton_cache_hang" and v.findings[0].line_number == 1
 
 
+def test_a_finished_log_that_ends_with_processes_waiting_on_one_triton_lock():
+    lock = "/home/u/.triton/autotune/Fp16Matmul_2d_kernel.pickle.lock"
+    waits = [
+        f"2024-02-27 15:56:22,42{i} - filelock/_api.py[line:254] - DEBUG: Attempting to acquire lock 14019{i} on {lock}"
+        for i in range(3)
+    ]
+    v = verdict(["iteration 1 ok", *waits, ""])
+    assert v.primary == "triton_cache_hang" and v.findings[0].line_number == 2
+    assert v.findings[0].explanation.startswith(f"3 processes were waiting for {lock} when the log ended.")
+    # the run went on after them, one of them got the lock, one waiter alone, a live tail: no claim
+    assert verdict([*waits, "iteration 2 ok"]).findings == []
+    got = f"Lock 140191 acquired on {lock}"
+    assert verdict([*waits[:2], got, waits[2]]).findings == []
+    assert verdict(waits[:1]).findings == []
+    assert verdict(waits, now=datetime(2024, 2, 27, 15, 57, tzinfo=timezone.utc)).findings == []
+    # waiters on different locks are not a queue on one
+    other = waits[1].replace("2d_kernel", "4d_kernel")
+    assert verdict([waits[0], other]).findings == []
+
+
+def test_scheduler_checks_on_resume_in_both_of_megatrons_names():
+    """megatron-core's OptimizerParamScheduler and its 2019-2022 name, AnnealingLR, with and without values."""
+    for line in (
+        "AssertionError: OptimizerParamScheduler: class input value 1000 and checkpoint value 500 for total number of iterations do not match",
+        "AssertionError: AnnealingLR: class input value 5600000.0 and checkpointvalue 11040000.0",
+        "AssertionError: AnnealingLR: class input valueand checkpoint values for warmup iterations do not match",
+    ):
+        assert verdict([line]).primary == "lr_schedule_mismatch", line
+    assert verdict(["AssertionError: class input value 3 differs"]).primary is None
+
+
 def test_ipv6_lookup_warning_is_benign_unless_connections_fail():
     ipv6 = "[W socket.cpp:767] [c10d] The IPv6 network addresses of (job-1.internal, 50745) cannot be retrieved (gai error: -2 - Name or service not known)."
     assert verdict([ipv6, "iteration ok"]).findings == []

@@ -97,9 +97,12 @@ UNWRAP_MIN_CHARS = 60
 
 # filelock's debug lines for Triton's cache (DeepSpeed's autotune cache, torch inductor): a lock
 # still not acquired this long after "Attempting to acquire" (by the log's clock) is a stuck cache.
-TRITON_LOCK_ATTEMPT_PATTERN = r"Attempting to acquire lock (\d+) on \S*(?:triton|torchinductor)\S*"
+TRITON_LOCK_ATTEMPT_PATTERN = r"Attempting to acquire lock (\d+) on (\S*(?:triton|torchinductor)\S*)"
 TRITON_LOCK_ACQUIRED_PATTERN = r"Lock (\d+) acquired on"
 TRITON_LOCK_WAIT_SECONDS = 300.0
+# A finished log whose last lines are this many processes all waiting on one such lock, none of them
+# getting it, ended while they waited (one waiter alone may be a log cut mid-compile).
+TRITON_LOCK_CONTENDERS = 2
 
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -713,7 +716,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "lr_schedule_mismatch",
         (
             # megatron-core's OptimizerParamScheduler on resume ("checkpointvalue" is its spelling)
-            r"OptimizerParamScheduler: class input value .* and checkpoint ?value .* do not match",
+            # ... and its 2019-2022 name, AnnealingLR (megatron/learning_rates.py), whose message
+            # ran "class input valueand checkpoint values for {name}" (sic) before the values were added
+            r"\b(?:OptimizerParamScheduler|AnnealingLR): class input value.*?and checkpoint ?values?\b",
             # `workshop train`'s own check of a resume, before any rank starts
             r"give another learning-rate/weight-decay schedule than the checkpoint's",
         ),
@@ -764,10 +769,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(\.triton/cache|triton_cache).*(Stale file handle|Device or resource busy)",
             # DeepSpeed's own warning (deepspeed/ops/transformer/inference/triton/matmul_ext.py)
             r"[Tt]riton autotune, \S+, appears to be on an NFS system",
+            # torch inductor reading an autotune cache file another process is still writing: the
+            # traceback passes through its loader (torch/_inductor/triton_heuristics.py)
+            r"\b_?load_cached_autotuning\(",
         ),
         "The Triton kernel cache is on a shared file system (FSx/NFS/home): concurrent compiles from "
         "many processes race on it (stale handles, missing files, busy renames).",
-        "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment.",
+        "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment, and "
+        "TORCHINDUCTOR_CACHE_DIR likewise when the model is compiled with torch.compile.",
     ),
     # --- training numerics (also derived from parsed iteration lines) ------------------------------
     FailureSignature(

@@ -608,13 +608,36 @@ class _Scan:
             f.evidence.append({"line_number": tail[0], "line": _clip(tail[1])})
 
     def _stuck_locks(self) -> None:
+        """``triton_cache_hang``: a Triton cache lock asked for and never acquired.
+
+        Either the clock says so (still waiting TRITON_LOCK_WAIT_SECONDS later), or a finished log
+        (no ``now``: not a live tail) ends with several processes all waiting on one lock, with
+        nothing else printed after the first of them.
+        """
         end = self._clock()
-        if end is None:
-            return
-        for number, line in self.locks.values():
+        waiting: dict[str, list[tuple[int, str]]] = {}
+        for number, line in sorted(self.locks.values()):
             t = line_timestamp(line, self.year)
-            if t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
+            if end is not None and t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
                 self._add("triton_cache_hang", number, line)
+            elif (m := _LOCK_WAIT.search(line)) is not None:
+                waiting.setdefault(m.group(2), []).append((number, line))
+        if self.now is not None or "triton_cache_hang" in self.found:
+            return
+        for path, waits in waiting.items():
+            first = waits[0][0]
+            after = [line for number, line in self.tail if number > first]
+            if (
+                len(waits) >= F.TRITON_LOCK_CONTENDERS
+                and self.tail
+                and self.tail[0][0] <= first
+                and all(not line.strip() or _LOCK_WAIT.search(line) for line in after)
+            ):
+                for number, line in waits:
+                    self._add("triton_cache_hang", number, line)
+                f = self.found["triton_cache_hang"]
+                f.explanation = f"{len(waits)} processes were waiting for {_clip(path)} when the log ended. {f.explanation}"
+                return
 
     def _unwrap_tail(self) -> None:
         """Signatures split over two lines by wrapping, near the end where a failure is printed.
