@@ -492,3 +492,70 @@ def test_a_huge_line_is_read_only_up_to_its_start():
     )
     assert v.primary == "cuda_oom" and len(v.findings[0].line) == MAX_LINE_CHARS
     assert [f.label for f in v.findings] == ["cuda_oom"]  # the NaN sits past MAX_SCAN_CHARS: not read
+
+
+def test_a_trainers_repeated_stall_reports_are_a_hang():
+    """Horovod's stall inspector checks once a minute: one report is a slow start, several a stop."""
+
+    def report(minute: int) -> str:
+        return (
+            f"[1,0]<stderr>:[2020-01-14 13:{minute:02d}:07.704032: W horovod/common/stall_inspector.cc:105] "
+            "One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks "
+            "and are waiting for remainder of ranks for more than 60 seconds."
+        )
+
+    v = verdict([report(48), "[1,0]<stderr>:Stalled ranks:", report(49), report(50)])
+    assert v.primary == "training_hang" and v.findings[0].line_number == 1
+    assert v.findings[0].explanation.startswith(
+        "The trainer reported ranks waiting on a collective at 3 checks"
+    )
+    assert verdict([report(48)]).findings == []  # one check: a rank still loading
+    step = "iteration      100/    1000 | lm loss: 2.000000E+00 |"
+    assert verdict([report(48), step, report(49)]).findings == []  # a step came after the first report
+    untimed = report(48).replace("[2020-01-14 13:48:07.704032: ", "[")
+    assert verdict([untimed, untimed]).findings == []  # no clock: nothing says the checks were apart
+    same_check = "[1,0]<stderr>:[2019-04-13 13:53:31.851588: W horovod/common/operations.cc:588] conv2d [missing ranks: 1]"
+    assert verdict([same_check, same_check.replace("conv2d", "dense")]).findings == []
+
+
+def test_gloo_tells_a_missing_interface_from_an_unresolved_host():
+    iface = "what():  [enforce fail at gloo/transport/tcp/device.cc:88] ifa != nullptr. Unable to find address for: eth0"
+    host = "RuntimeError: [enforce fail at gloo/transport/tcp/device.cc:127] rp != nullptr. Unable to find address for: dgx-1.ai"
+    assert verdict([iface]).primary == "socket_ifname_bad"
+    assert verdict([host]).primary == "master_addr_unresolved"
+    assert verdict(["[rank1]: OSError: Invalid network interface: eth"]).primary == "socket_ifname_bad"
+
+
+def test_an_hca_that_cannot_be_opened_then_sockets_is_a_fallback_not_a_transport_error():
+    opened = [
+        "misc/ibvwrap.cc:212 NCCL WARN Call to ibv_open_device failed",
+        "transport/net_ib.cc:148 NCCL WARN NET/IB : Unable to open device mlx5_bond_0",
+        "NCCL INFO NET/IB : No device found.",
+    ]
+    plugin = "NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation"
+    sockets = ["NCCL INFO NET/Socket : Using [0]bond0:200.1.93.2<0>", "NCCL INFO Using network Socket"]
+    v = verdict([*opened, *sockets, plugin, "NCCL INFO comm 0x1 rank 0 nranks 16 - Init COMPLETE"])
+    assert [f.label for f in v.findings] == ["nccl_socket_fallback"]  # a Mellanox node: no EFA plugin to miss
+    assert "ulimit -l" in v.findings[0].fix and "Using network IB" in v.findings[0].fix
+    assert verdict(opened).primary == "ib_transport_error"  # no fallback: NCCL could not go on
+
+
+def test_a_traceback_source_line_counts_with_the_exception_that_follows():
+    divides = "    val_score /= len(dataloaders['val'].dataset)"
+    assert verdict([divides, "ZeroDivisionError: float division by zero"]).primary == "dataset_too_small"
+    assert verdict([divides, "KeyError: 'val'"]).primary is None  # another exception: not an empty split
+    asserts = "    assert args.batch_size % len(devices) == 0"
+    assert verdict([asserts, "AssertionError"]).primary == "batch_size_not_divisible"
+    assert verdict([asserts]).findings == []
+
+
+def test_other_trainers_refusals_that_name_a_flag_or_a_data_file():
+    flag = "AssertionError: Provide the argument --vocab-extra-ids 100 to the script"
+    assert verdict([flag]).primary == "train_flags_invalid"
+    assert (
+        verdict(["[rank5]: ValueError: File data/mllm_dome.json not found."]).primary
+        == "dataset_path_missing"
+    )
+    make = "make: *** No targets specified and no makefile found.  Stop."
+    v = verdict(["building helpers", make])
+    assert v.primary is None and v.unrecognised[0]["line"] == make

@@ -90,6 +90,17 @@ HANG_INTERVAL_FACTOR = 20.0
 HANG_MIN_SECONDS = 600.0
 # The end-of-log clock is the newest timestamp among this many last lines.
 HANG_TAIL_LINES = 200
+# A trainer's own report that some ranks have waited on a collective for a while: Horovod's stall
+# inspector checks once a minute (horovod/common/stall_inspector.cc; operations.cc before 0.19). One
+# report comes on healthy starts too (a rank still loading); reports at this many checks, at least
+# STALL_REPORT_GAP_SECONDS apart by their timestamps and with no iteration line after the first,
+# are a run that stopped.
+STALL_REPORT_PATTERNS: tuple[str, ...] = (
+    r"waiting for remainder of ranks for more than \d+ seconds",
+    r"\[missing ranks: \d[\d, ]*\]",
+)
+STALL_REPORTS_FOR_HANG = 2
+STALL_REPORT_GAP_SECONDS = 50.0
 # A terminal (or a copy into an issue) wraps long lines, splitting a signature's words over two
 # lines. When no error signature matched, each pair of the last HANG_TAIL_LINES lines whose first
 # line is at least this long is read again joined (as printed, and with a space between).
@@ -120,6 +131,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
     r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
+    r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
@@ -152,13 +164,32 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"The IP(?:v6|v4) network addresses of .* cannot be retrieved \(gai error",
         r"client socket has failed to connect|DistNetworkError|RendezvousConnectionError",
     ),
+    # A traceback's own source line, made a finding by the exception the log then shows: an assert
+    # that the batch size divides by the device count, with a bare AssertionError (no message) ...
+    (
+        "batch_size_not_divisible",
+        r"^\s*assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
+        r"\bAssertionError\b",
+    ),
+    # ... and an average over a split that has no samples (dividing by its length)
+    (
+        "dataset_too_small",
+        r"/=?\s*(?:float\()?len\(\s*[\w.\[\]'\"]*(?:val|valid|eval|test|train|data|files|loader|samples)",
+        r"\bZeroDivisionError\b",
+    ),
 )
 
 _EFA_ACTIVE = (r"NET/OFI Selected [Pp]rovider is efa", r"Using network (AWS )?Libfabric", r"Using network IB")
 # A cluster whose fabric is InfiniBand/RoCE, not EFA: NCCL's own IB transport lists its HCAs, or the
 # bootstrap runs over an IPoIB interface (ib0, ibs8, ibp12s0). There "no libnccl-net.so plugin" is
 # NCCL's normal start (NCCL >= 2.19 prints it on every such node), not a missing EFA plugin.
-_IB_FABRIC = (r"NET/IB ?: ?Using \[\d+\]", r"via NET/IB", r"Bootstrap ?: ?Using (?:\[\d+\])?ib\w*:")
+# NCCL failing to open a Mellanox HCA also shows the node has one (not an EFA node).
+_IB_FABRIC = (
+    r"NET/IB ?: ?Using \[\d+\]",
+    r"via NET/IB",
+    r"Bootstrap ?: ?Using (?:\[\d+\])?ib\w*:",
+    r"NET/IB ?: ?Unable to open device mlx",
+)
 
 # Evidence that NCCL's communicators hold one process each (a single-GPU run, or a notebook): the
 # ring of every "Channel NN/MM :" line lists one rank, or every init says "nranks 1". No byte then
@@ -240,7 +271,10 @@ FAILURES: tuple[FailureSignature, ...] = (
         "NCCL is moving inter-node traffic over TCP sockets instead of EFA/InfiniBand: training runs, "
         "but many times slower.",
         "Make EFA work: aws-ofi-nccl on LD_LIBRARY_PATH, `vpc.amazonaws.com/efa` requested, "
-        "`hostNetwork: true`; then look for `NET/OFI Selected Provider is efa` in the log.",
+        "`hostNetwork: true`; then look for `NET/OFI Selected Provider is efa` in the log. On "
+        "InfiniBand (AKS, HPC clusters): the pod needs the HCA (/dev/infiniband through the RDMA "
+        "device plugin's resource, `ibv_devinfo` shows PORT_ACTIVE) and `ulimit -l` unlimited "
+        "(IPC_LOCK); then look for `Using network IB`.",
         severity="warning",
         unless=_EFA_ACTIVE,
         role="context",
@@ -257,6 +291,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # open): the HCA is not usable from the container (no /dev/infiniband, memlock limit,
             # wrong GID index). ibv_reg_dmabuf_mr is a probe NCCL may retry without dmabuf.
             r"WARN Call to ibv_(?!reg_dmabuf)\w+ failed",
+            r"NET/IB ?: ?Unable to open device",
             r"NET/IB ?: ?Got async event ?: ?(?:port error|device fatal|local catastrophic)",
         ),
         "NCCL's InfiniBand/RoCE transport failed: a verbs call could not set up a queue pair or "
@@ -266,6 +301,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "`ulimit -l` is unlimited), the link and switch counters on both hosts named in the line, and on "
         "RoCE the GID index (NCCL_IB_GID_INDEX); NCCL_IB_HCA can exclude a bad adapter. Run nccl-tests "
         "between the two hosts before training again.",
+        # NCCL that could not open the HCA and went on over TCP sockets: the run is slow, not broken
+        # (nccl_socket_fallback, whose fix covers making the HCA visible)
+        unless=(r"Using network Socket",),
     ),
     FailureSignature(
         "socket_ifname_bad",
@@ -275,11 +313,19 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ncclSocketInit: connecting to address .* is neither AF_INET",
             # old NCCL (include/socket.h) when no usable IP interface exists
             r"Socket creation failed : Address family not supported",
+            # gloo looking up the interface it was told to use (transport/tcp/device.cc; its host-name
+            # lookup fails as "rp != nullptr. Unable to find address for: HOST": master_addr_unresolved)
+            r"ifa != nullptr\. Unable to find address for: \S+",
+            # Transformer Engine's userbuffers bootstrap, which reads NVTE_UB_SOCKET_IFNAME (else
+            # NCCL_SOCKET_IFNAME) as one exact interface name, not NCCL's prefix list
+            r"Invalid network interface: \S+",
         ),
-        "NCCL_SOCKET_IFNAME names an interface that does not exist in the pod (P4d/P5 nodes have no "
-        "`eth0` for EFA traffic), so NCCL's bootstrap finds no interface.",
+        "NCCL_SOCKET_IFNAME (or GLOO_SOCKET_IFNAME, or Transformer Engine's NVTE_UB_SOCKET_IFNAME) "
+        "names an interface that does not exist in the pod (P4d/P5 nodes have no `eth0` for EFA "
+        "traffic), so the bootstrap finds no interface.",
         "Remove NCCL_SOCKET_IFNAME from the environment (NCCL picks a valid interface itself), or set "
-        "it to an interface `ip -o link` shows inside the pod.",
+        "it to an interface `ip -o link` shows inside the pod (gloo and Transformer Engine want one "
+        "exact name, not NCCL's prefix such as `eth`).",
     ),
     FailureSignature(
         "nvls_peer_access",
@@ -635,6 +681,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # older Megatron (megatron/data/indexed_dataset.py) prints this and returns None
             r"Dataset does not exist: \S+",
             r"Path should be a basename that both \.idx and \.bin can be appended",
+            # other trainers' loaders naming the data file they cannot find (LLaMA-Factory, others)
+            r"\bFile \S+\.(?:jsonl?|parquet|arrow|csv|tsv|txt|bin|idx)\b\S* not found\b",
         ),
         "--data-path points at files that do not exist in the pod.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
@@ -935,6 +983,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # with the cause and the fix, printed by
             # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
             r"workshop train: error: ",
+            # other trainers' refusals that ask for a flag by name ("AssertionError: Provide the
+            # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset)
+            r"(?:Error|Exception): (?:[Pp]lease )?(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd) "
+            r"(?:the )?(?:argument |flag |option )?--[a-z][\w-]+",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

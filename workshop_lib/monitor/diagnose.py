@@ -161,6 +161,7 @@ _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
+_STALL = _alt(F.STALL_REPORT_PATTERNS)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 # Every nan_loss pattern needs one of these words (or a trainer's fp16 give-up line); _NAN itself
@@ -259,6 +260,7 @@ _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("w
 _gate(
     (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
 )
+_gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
 _GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
 _gate(F.BENIGN_PATTERNS, ("benign", 0))
 # Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
@@ -413,11 +415,16 @@ class _Scan:
         self.loss_keys: set[str] = set()
         self.max_loss_scale = 0.0
         self.last_iteration = 0  # of the last iteration line seen (DeepSpeed's overflow lines carry none)
+        self.last_step_line = 0  # its line number, timestamped or not
         # timestamps of iteration lines (line number, seconds, iteration) for the hang check
         self.iter_times: list[tuple[int, float, int]] = []
         self.last_iter_line: tuple[int, str] | None = None
         self.tail: deque[tuple[int, str]] = deque(maxlen=F.HANG_TAIL_LINES)
         self.locks: dict[str, tuple[int, str]] = {}
+        # a trainer's stall reports: the first line, and the checks counted by their timestamps
+        self.stall_first: tuple[int, str] | None = None
+        self.stall_checks = 0
+        self.stall_last_time: float | None = None
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         self.corroborated: set[str] = set()
 
@@ -461,6 +468,8 @@ class _Scan:
                     # iteration line may still say "number of skipped iterations: 0")
                     self._add("skipped_iterations", number, line)
                     return
+        if (everything or ("stall", 0) in targets) and _STALL.search(line):
+            self._stall(line, number)
         if everything or ("weak", 0) in targets:
             self._weak(line, number)
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
@@ -513,6 +522,16 @@ class _Scan:
             f.evidence.append({"line_number": number, "line": _clip(line)})
         seen.add(rank)
 
+    def _stall(self, line: str, number: int) -> None:
+        if self.stall_first is None:
+            self.stall_first = (number, line)
+        t = line_timestamp(line, self.year)
+        if t is not None and (
+            self.stall_last_time is None or t - self.stall_last_time >= F.STALL_REPORT_GAP_SECONDS
+        ):
+            self.stall_checks += 1
+            self.stall_last_time = t
+
     def _weak(self, line: str, number: int) -> None:
         for label, rx, other in _WEAK:
             if rx.search(line):
@@ -525,6 +544,7 @@ class _Scan:
         if rec is None:
             return
         self.last_iteration = rec["iteration"]
+        self.last_step_line = number
         # Megatron's own [YYYY-MM-DD HH:MM:SS], else a logger's or collector's stamp at the start
         stamp = rec.get("timestamp")
         t = line_timestamp(stamp) if stamp else line_timestamp(line, self.year)
@@ -607,6 +627,18 @@ class _Scan:
         if self.now is None and tail and tail[0] != number:
             f.evidence.append({"line_number": tail[0], "line": _clip(tail[1])})
 
+    def _stalled(self) -> None:
+        """``training_hang`` from the trainer's own stall reports, repeated at separate checks."""
+        first = self.stall_first
+        if first is None or self.stall_checks < F.STALL_REPORTS_FOR_HANG or "training_hang" in self.found:
+            return
+        if self.last_step_line > first[0]:
+            return  # a step came after the first report: the wait ended
+        self._add("training_hang", first[0], first[1])
+        f = self.found["training_hang"]
+        f.explanation = (f"The trainer reported ranks waiting on a collective at {self.stall_checks} checks, "
+                         f"with no step logged after the first. {f.explanation}")  # fmt: skip
+
     def _stuck_locks(self) -> None:
         """``triton_cache_hang``: a Triton cache lock asked for and never acquired.
 
@@ -666,6 +698,7 @@ class _Scan:
 
     def result(self) -> Verdict:
         self._hang()
+        self._stalled()
         self._stuck_locks()
         if not any(f.severity == "error" for f in self.found.values()):
             self._unwrap_tail()
