@@ -559,3 +559,41 @@ def test_other_trainers_refusals_that_name_a_flag_or_a_data_file():
     make = "make: *** No targets specified and no makefile found.  Stop."
     v = verdict(["building helpers", make])
     assert v.primary is None and v.unrecognised[0]["line"] == make
+
+
+def test_the_eighteenth_batchs_wording_families():
+    """Kubelet memory evictions, DeepSpeed's SIGKILLed rank, contained GPU faults, FM's usage banner."""
+    evicted = "4m11s  Warning  Evicted  pod/egg-1  The node was low on resource: memory. Container egg was using 5053216Ki."
+    assert verdict([evicted]).primary == "host_oom_killed"
+    disk = (
+        "Warning  Evicted  pod/x  The node was low on resource: ephemeral-storage. Container t was using 6Gi."
+    )
+    assert verdict([disk]).primary == "disk_full"
+    ds = "dev-worker-0: [2024-10-12 06:35:03,642] [ERROR] [launch.py:325:sigkill_handler] ['python', 'train.py'] exits with return code = -9"
+    timeout = "dev-worker-1: [rank12]:[E ProcessGroupNCCL.cpp:550] [Rank 12] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5) ran for 1800252 milliseconds before timing out."
+    assert [f.label for f in verdict([ds, timeout]).findings] == ["host_oom_killed", "nccl_timeout"]
+    assert verdict(["exits with return code = -90"]).primary is None
+    contained = "torch.AcceleratorError: CUDA error: Invalid access of peer GPU memory over nvlink or a hardware error"
+    assert verdict([contained]).primary == "gpu_xid_error"
+    usage = "Usage: /usr/bin/nvidia-fabricmanager-start.sh [script options] --args [arguments to run fabric manager]"
+    assert (
+        verdict(["Starting NVIDIA fabric manager daemon for NVLink5+...", usage]).primary
+        == "fabric_manager_not_running"
+    )
+    assert verdict(["Starting NVIDIA fabric manager daemon for NVLink5+..."]).findings == []
+
+
+def test_a_sharded_save_that_fails_its_own_integrity_check_is_no_checkpoint_mismatch():
+    save = "CheckpointingException: Flattened ranges dont cover the whole shard ShardedTensor(key='optimizer.state.exp_avg') of size 2880."
+    v = verdict([save])
+    assert v.primary is None and v.unrecognised  # listed as an unknown failure with its line
+    load = "megatron.core.dist_checkpointing.core.CheckpointingException: Global shape mismatch for loaded (1024, 768) and expected (512, 768)"
+    assert verdict([load]).primary == "checkpoint_mismatch"
+
+
+def test_glog_error_lines_are_error_like_but_not_absls_early_notice():
+    err = 'E0221 02:33:18.782974       1 controller.go:266] error syncing tfjob: admission webhook "validatepod.volcano.sh" denied the request'
+    v = verdict([err])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [err]
+    absl = "E0000 00:00:1727000000.123456   12345 common_lib.cc:818] Could not set metric server port"
+    assert verdict([absl]).unrecognised == []

@@ -132,6 +132,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
+    # glog's error level (Kubernetes controllers, operators, device plugins); E0000 00:00 is absl's
+    # early-logging notice that gRPC/XLA print on healthy starts
+    r"^\s*E(?!0000 00:00)\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]+:\d+\] ",
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
@@ -524,6 +527,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"[Kk]illed due to the node running low on memory",
             r"killed due to memory pressure \(OOM\)",
             r"which exceeds the memory usage threshold of \d",
+            # the kubelet evicting pods when the node runs out of memory (its ephemeral-storage twin is
+            # disk_full), and DeepSpeed's launcher reporting a rank SIGKILLed
+            r"The node was low on resource: memory\b",
+            r"The node had condition: \[MemoryPressure\]",
+            r"exits with return code = -9\b",
         ),
         "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
         "typically while loading a checkpoint or with too many DataLoader workers.",
@@ -615,6 +623,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"number of process(?:es)? requires? to run all replicas \(\d+\)",
             r"Invalid parallel dims: .*!= WORLD_SIZE\(\d+\)",
             r"must be divisible by (?:ep|tp|pp|cp|dp|mp)_size",
+            # megatron-core's parallel_state checks of derived sizes ("Expert data parallel size should
+            # be divisible by partial DistOpt shard factor")
+            r"\bparallel size (?:should|must) be divisible by",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
         "layers vs pipeline stages, heads vs tensor parallel size).",
@@ -739,7 +750,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Global shape mismatch for loaded",
             r"Error\(s\) in loading state_dict",
             r"(Missing|Unexpected) key\(s\) in state_dict",
-            r"CheckpointingException: ",
+            # ... but not dist_checkpointing's own integrity checks of a sharded state dict being
+            # saved (validation.py: "Flattened ranges dont cover the whole shard", "Invalid access
+            # pattern"): a bug in how the model declares its shards, with no checkpoint to mismatch
+            r"CheckpointingException: (?!Flattened ranges dont cover|Invalid access pattern)",
             # the kit's trainer comparing the flags saved with the checkpoint before loading it
             r"the flags describe another model than the checkpoint",
             # Meta's llama loader (a checkpoint saved for another model-parallel size)
@@ -877,11 +891,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             # link failing beyond recovery (the kernel's AER report naming the nvidia driver's device)
             r"\bRmInitAdapter failed\b",
             r"\bnvidia [0-9a-fA-F:.]+: AER: (?:can't recover|[Uu]ncorrected)",
+            # CUDA's "contained" hardware error (cudaErrorContained): an NVLink access or an ECC fault
+            # the GPU stopped before it spread
+            r"Invalid access of peer GPU memory over nvlink or a hardware error",
+            r"\bcudaErrorContained\b|\bCUDA_ERROR_CONTAINED\b",
         ),
-        "The GPU driver reported an Xid error (hardware, driver or ECC fault): the node's GPU is "
-        "unhealthy, and the process on it crashes or hangs.",
+        "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
+        "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
+        "or hangs. Xid 13, 31 or 43 alone are as often the program's own illegal memory access.",
         "Cordon the node and drain it, replace it (HyperPod: let auto-resume replace the instance), "
-        "and resume from the last checkpoint.",
+        "and resume from the last checkpoint. With only Xid 13, 31 or 43, rerun on another node first: "
+        "the same failure there is the code (CUDA_LAUNCH_BLOCKING=1, compute-sanitizer), not the GPU.",
     ),
     FailureSignature(
         "fabric_manager_not_running",
@@ -897,6 +917,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"fabric manager error handler is called",
             r"failed to configure all the available GPUs or NVSwitches",
             r"not all local fabric manager instances finished their configuration",
+            # the start script printing its usage instead of starting the daemon (a wrong argument)
+            r"Usage: \S*nvidia-fabricmanager-start\.sh",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "
