@@ -134,7 +134,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     # glog's error level (Kubernetes controllers, operators, device plugins); E0000 00:00 is absl's
     # early-logging notice that gRPC/XLA print on healthy starts
-    r"^\s*E(?!0000 00:00)\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]+:\d+\] ",
+    r"^\s*E(?!0000 00:00)\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]*?(?:\.go:|\.cc:|\.cpp:|\.py:)\d+\] ",
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
 )
 # Error-like at first sight, but part of healthy output.
