@@ -597,3 +597,11 @@ def test_glog_error_lines_are_error_like_but_not_absls_early_notice():
     assert v.primary is None and [u["line"] for u in v.unrecognised] == [err]
     absl = "E0000 00:00:1727000000.123456   12345 common_lib.cc:818] Could not set metric server port"
     assert verdict([absl]).unrecognised == []
+
+
+def test_every_pattern_has_a_literal_gate():
+    """A pattern without literal text of 3+ characters runs on every line of every log (the 1 GB
+    benchmark in benchmarks/results/diagnose.md): give it one (e.g. spell out the alternatives)."""
+    from workshop_lib.monitor import diagnose
+
+    assert diagnose._UNGATED == set()
