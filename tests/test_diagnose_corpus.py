@@ -604,4 +604,39 @@ def test_every_pattern_has_a_literal_gate():
     benchmark in benchmarks/results/diagnose.md): give it one (e.g. spell out the alternatives)."""
     from workshop_lib.monitor import diagnose
 
-    assert diagnose._UNGATED == set()
+    assert not diagnose._UNGATED, diagnose._UNGATED
+
+
+def test_no_efa_provider_is_context_and_a_socket_fallback_names_it():
+    """aws-ofi-nccl finding no EFA is a degraded set-up: a later fault of its own is the cause, and
+    NCCL that went on over TCP sockets is slow, not broken."""
+    ofi = "algo-2:78:78 [6] find_ofi_provider:543 NCCL WARN NET/OFI Couldn't find any optimal provider"
+    oom = "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 6; 15.78 GiB total capacity)"
+    assert [f.label for f in verdict([ofi, oom]).findings] == ["cuda_oom", "efa_provider_unavailable"]
+    socket = [
+        "algo-2:678:678 [0] NCCL INFO NET/Socket : Using [0]eth0:10.0.175.185<0>",
+        "NCCL INFO Using network Socket",
+    ]
+    v = verdict([ofi, *socket, "NCCL INFO comm 0x1 rank 8 nranks 16 - Init COMPLETE"])
+    assert [f.label for f in v.findings] == ["nccl_socket_fallback"]
+    assert verdict([ofi]).primary == "efa_provider_unavailable"
+
+
+def test_the_nineteenth_batchs_wording_families():
+    cases = {
+        "CUDA error: 2": "cuda_oom",
+        "FATAL:   while building SIF from layers: error writing layer: write /users/x/.singularity/cache/blob: disk quota exceeded": "disk_full",
+        "  Warning  ProvisioningFailed  2s (x4 over 9s)  fsx.csi.aws.com  failed to provision volume": "volume_mount_failed",
+        "[rank0]: ValueError: Invalid reshard_after_forward_policy: invalid.": "train_flags_invalid",
+        "AssertionError: Currently, the compatibility between 'autotp' and 'zero_stage = 3' has not been validated": "deepspeed_config_invalid",
+        "nid006365:180142:180163 [0] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.": "efa_plugin_missing",
+        "AssertionError: dp_degree is inconsistent before and after checkpoint, DataLoader resharding is not supported yet.": "checkpoint_mismatch",
+    }
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+    for line in ("CUDA error: 20", "CUDA error: 2.5 s", "ValueError: Invalid shape: (3, 4)"):
+        assert verdict([line]).primary != "cuda_oom" and verdict([line]).primary != "train_flags_invalid", (
+            line
+        )
+    pmix = " 5: [compute-gpu-1:77189] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168"
+    assert verdict([pmix]).findings == [] and verdict([pmix]).unrecognised == []

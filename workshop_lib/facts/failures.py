@@ -156,6 +156,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # c10d tries IPv6 first; a name with only an IPv4 address warns (gai -2/-5), then connects over
     # IPv4. (-3, "Temporary failure in name resolution", is DNS not answering: a real failure.)
     r"The IPv6 network addresses of .* cannot be retrieved \(gai error: -[25]\b",
+    # PMIx's shared-memory store under Slurm + Open MPI: printed on healthy runs (PMIX_MCA_gds=hash
+    # silences it)
+    r"PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c",
 )
 
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
@@ -250,6 +253,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "lists devices inside the pod. When the plugin cannot create its objects on the device (RC -12, "
         "'Cannot allocate memory', or `efa_0: Failed to allocate` in dmesg), raise the container's "
         "locked-memory limit (`ulimit -l unlimited`, memlock) and check the driver with `dmesg`.",
+        # a degraded set-up, like a missing plugin: a later fault of its own (an OOM) is the cause ...
+        role="context",
+        # ... and NCCL that went on over TCP sockets is slow, not broken (nccl_socket_fallback, whose
+        # fix is making EFA work)
+        unless=(r"Using network Socket",),
     ),
     FailureSignature(
         "efa_plugin_missing",
@@ -261,6 +269,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # NCCL 2.12-2.18 print dlerror's text first ("NET/Plugin : dlerror=libnccl-net.so: cannot
             # open shared object file: No such file or directory No plugin found (libnccl-net.so)...")
             r"NET/Plugin ?: ?dlerror=libnccl-net[^:]*: cannot open shared object file",
+            # NCCL told to use the plugin by name (NCCL_NET="AWS Libfabric" / NCCL_NET_PLUGIN=ofi)
+            # without finding it
+            r"NET/Plugin ?: ?Could not find:? \w+ libnccl-net-\w+\.so",
+            r"network (?:AWS )?Libfabric not found",
         ),
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
@@ -491,6 +503,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"CUDA error: out of memory",
             r"CUBLAS_STATUS_ALLOC_FAILED",
             r"cudaErrorMemoryAllocation",
+            # the bare number, as MPI codes and C extensions print it: 2 is out of memory in both the
+            # runtime (cudaErrorMemoryAllocation) and the driver API (CUDA_ERROR_OUT_OF_MEMORY)
+            r"\bCUDA error:? 2\b(?![.\d])",
             # NCCL's own allocations, with or without the CUDA error number ("Cuda failure 2 'out of
             # memory'"), and the driver API's name for it
             r"Cuda failure (?:\d+ )?'out of memory'",
@@ -579,6 +594,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Invalid (?:optimizer|parameter|param) offloading device specified",
             # transformers' Trainer checking the ds_config against its own arguments
             r"Please correct the following DeepSpeed config values that mismatch TrainingArguments",
+            # DeepSpeed refusing two features together ("the compatibility between 'autotp' and
+            # 'zero_stage = 3' has not been validated")
+            r"compatibility between '[^']+' and '[^']+' has not been validated",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -764,6 +782,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # DeepSpeed's ZeRO optimizer state saved at another data-parallel size (runtime/engine.py
             # _load_zero_checkpoint); the exception's name may stand alone on the line before
             r"checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
+            # torchtitan's dataloader state: another data-parallel degree than at save time
+            r"is inconsistent before and after checkpoint",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
@@ -800,6 +820,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # is inside a tensor file, and torch reports where the file ended, not ENOSPC)
             r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
             r"PytorchStreamWriter failed writing file",
+            # a user's or project's quota on a shared file system (EDQUOT), full for this run
+            r"[Dd]isk quota exceeded",
             # the kubelet evicting a pod whose container disk (ephemeral storage, emptyDir) filled up:
             # a checkpoint written inside the container instead of on the shared volume
             r"ephemeral local storage usage exceeds the total limit",
@@ -970,6 +992,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"pod has unbound immediate PersistentVolumeClaims",
             r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
             r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied)",
+            # dynamic provisioning of the claim's volume failed (a StorageClass parameter, a quota)
+            r"\bProvisioningFailed\b",
+            r"failed to provision volume with StorageClass",
         ),
         "The pod's volume (the FSx for Lustre, EFS, Azure Lustre or NFS claim that holds the data and "
         "checkpoints) could not be bound or mounted on the node, so the container never started.",
@@ -1009,6 +1034,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset)
             r"(?:Error|Exception): (?:[Pp]lease )?(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd) "
             r"(?:the )?(?:argument |flag |option )?--[a-z][\w-]+",
+            # ... or that name the option whose value they refuse ("ValueError: Invalid
+            # reshard_after_forward_policy: invalid.", torchtitan)
+            r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",
