@@ -1,11 +1,11 @@
 """Diagnosis quality on real logs and speed on a large one: ``python -m benchmarks.bench_diagnose``.
 
-Quality: every file of ``tests/fixtures/diagnose_corpus`` (real excerpts from public issue threads)
-is diagnosed; ``<label>__*.log`` must get ``<label>`` as the primary root cause, ``healthy__*.log``
-no error finding and no "unrecognised" lines, ``unknown__*.log`` ``primary: null`` with
-``unrecognised`` lines. Precision and recall per label are computed on the **held-out** quarter
-(``int(sha256(name), 16) % 4 == 0``, fixed before the signatures were written) and, for reference,
-on the development split. ``--split dev|heldout|all --show`` prints each file's verdict.
+Quality: every file of ``tests/fixtures/diagnose_corpus`` (real excerpts from public issue threads,
+pull requests and documentation) is diagnosed; ``<label>__*.log`` must get ``<label>`` as the
+primary root cause, ``healthy__*.log`` no error finding and no "unrecognised" lines,
+``unknown__*.log`` ``primary: null`` with ``unrecognised`` lines. Precision and recall per label
+are computed on the **held-out** quarter (``int(sha256(name), 16) % 4 == 0``, fixed before the
+signatures were written) and, for reference, on the development split. ``--split dev|heldout|all --show`` prints each file's verdict.
 
 Speed: a generated multi-rank log (NCCL INFO noise, warnings, iteration lines) of ``--megabytes``
 (default 300) is diagnosed from disk; the baseline in the same run is a plain line count over the
@@ -202,7 +202,7 @@ def main(argv: list[str] | None = None) -> int:
     out = [
         "# Diagnosis on real logs (`benchmarks/bench_diagnose.py`)",
         "",
-        f"Corpus: {len(corpus())} unmodified excerpts from public issue threads "
+        f"Corpus: {len(corpus())} unmodified excerpts from public issue threads, pull requests and documentation "
         "(`tests/fixtures/diagnose_corpus`, sources in `SOURCES.tsv`).",
         "",
         "## Out of sample: each file diagnosed once, before any signature was fitted to it",
