@@ -5,7 +5,8 @@ pull requests and documentation) is diagnosed; ``<label>__*.log`` must get ``<la
 primary root cause, ``healthy__*.log`` no error finding and no "unrecognised" lines,
 ``unknown__*.log`` ``primary: null`` with ``unrecognised`` lines. Precision and recall per label
 are computed on the **held-out** quarter (``int(sha256(name), 16) % 4 == 0``, fixed before the
-signatures were written) and, for reference, on the development split. ``--split dev|heldout|all --show`` prints each file's verdict.
+signatures were written) and, for reference, on the development split.
+``--split dev|heldout|all --show`` prints each file's verdict.
 
 Speed: a generated multi-rank log (NCCL INFO noise, warnings, iteration lines) of ``--megabytes``
 (default 300) is diagnosed from disk; the baseline in the same run is a plain line count over the
