@@ -186,6 +186,9 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
 )
 
 _EFA_ACTIVE = (r"NET/OFI Selected [Pp]rovider is efa", r"Using network (AWS )?Libfabric", r"Using network IB")
+# NCCL went on over TCP sockets: a fabric that could not be used (no EFA provider, an HCA that would
+# not open) made the run slow, not broken; nccl_socket_fallback names it and its fix covers both.
+_SOCKETS_USED = (r"Using network Socket",)
 # A cluster whose fabric is InfiniBand/RoCE, not EFA: NCCL's own IB transport lists its HCAs, or the
 # bootstrap runs over an IPoIB interface (ib0, ibs8, ibp12s0). There "no libnccl-net.so plugin" is
 # NCCL's normal start (NCCL >= 2.19 prints it on every such node), not a missing EFA plugin.
@@ -253,11 +256,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "lists devices inside the pod. When the plugin cannot create its objects on the device (RC -12, "
         "'Cannot allocate memory', or `efa_0: Failed to allocate` in dmesg), raise the container's "
         "locked-memory limit (`ulimit -l unlimited`, memlock) and check the driver with `dmesg`.",
-        # a degraded set-up, like a missing plugin: a later fault of its own (an OOM) is the cause ...
+        # a degraded set-up, like a missing plugin: a later fault of its own (an OOM) is the cause
         role="context",
-        # ... and NCCL that went on over TCP sockets is slow, not broken (nccl_socket_fallback, whose
-        # fix is making EFA work)
-        unless=(r"Using network Socket",),
+        unless=_SOCKETS_USED,
     ),
     FailureSignature(
         "efa_plugin_missing",
@@ -282,7 +283,7 @@ FAILURES: tuple[FailureSignature, ...] = (
     ),
     FailureSignature(
         "nccl_socket_fallback",
-        (r"NET/Socket ?: ?Using \[", r"Using network Socket", r"via NET/Socket/"),
+        (r"NET/Socket ?: ?Using \[", *_SOCKETS_USED, r"via NET/Socket/"),
         "NCCL is moving inter-node traffic over TCP sockets instead of EFA/InfiniBand: training runs, "
         "but many times slower.",
         "Make EFA work: aws-ofi-nccl on LD_LIBRARY_PATH, `vpc.amazonaws.com/efa` requested, "
@@ -316,9 +317,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "`ulimit -l` is unlimited), the link and switch counters on both hosts named in the line, and on "
         "RoCE the GID index (NCCL_IB_GID_INDEX); NCCL_IB_HCA can exclude a bad adapter. Run nccl-tests "
         "between the two hosts before training again.",
-        # NCCL that could not open the HCA and went on over TCP sockets: the run is slow, not broken
-        # (nccl_socket_fallback, whose fix covers making the HCA visible)
-        unless=(r"Using network Socket",),
+        unless=_SOCKETS_USED,
     ),
     FailureSignature(
         "socket_ifname_bad",

@@ -420,7 +420,7 @@ class _Scan:
         self.iter_times: list[tuple[int, float, int]] = []
         self.last_iter_line: tuple[int, str] | None = None
         self.tail: deque[tuple[int, str]] = deque(maxlen=F.HANG_TAIL_LINES)
-        self.locks: dict[str, tuple[int, str]] = {}
+        self.locks: dict[str, tuple[int, str, str]] = {}  # lock id -> (line number, line, lock file)
         # a trainer's stall reports: the first line, and the checks counted by their timestamps
         self.stall_first: tuple[int, str] | None = None
         self.stall_checks = 0
@@ -584,7 +584,7 @@ class _Scan:
     def _lock(self, line: str, number: int) -> None:
         m = _LOCK_WAIT.search(line)
         if m:
-            self.locks.setdefault(m.group(1), (number, line))
+            self.locks.setdefault(m.group(1), (number, line, m.group(2)))
             return
         m = _LOCK_GOT.search(line)
         if m:
@@ -648,22 +648,20 @@ class _Scan:
         """
         end = self._clock()
         waiting: dict[str, list[tuple[int, str]]] = {}
-        for number, line in sorted(self.locks.values()):
+        for number, line, path in sorted(self.locks.values()):
             t = line_timestamp(line, self.year)
             if end is not None and t is not None and end - t >= F.TRITON_LOCK_WAIT_SECONDS:
                 self._add("triton_cache_hang", number, line)
-            elif (m := _LOCK_WAIT.search(line)) is not None:
-                waiting.setdefault(m.group(2), []).append((number, line))
-        if self.now is not None or "triton_cache_hang" in self.found:
+            else:
+                waiting.setdefault(path, []).append((number, line))
+        if self.now is not None or "triton_cache_hang" in self.found or not self.tail:
             return
         for path, waits in waiting.items():
             first = waits[0][0]
-            after = [line for number, line in self.tail if number > first]
-            if (
-                len(waits) >= F.TRITON_LOCK_CONTENDERS
-                and self.tail
-                and self.tail[0][0] <= first
-                and all(not line.strip() or _LOCK_WAIT.search(line) for line in after)
+            if len(waits) < F.TRITON_LOCK_CONTENDERS or self.tail[0][0] > first:
+                continue
+            if all(
+                not line.strip() or _LOCK_WAIT.search(line) for number, line in self.tail if number > first
             ):
                 for number, line in waits:
                     self._add("triton_cache_hang", number, line)
