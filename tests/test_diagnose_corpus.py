@@ -640,3 +640,92 @@ def test_the_nineteenth_batchs_wording_families():
         )
     pmix = " 5: [compute-gpu-1:77189] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168"
     assert verdict([pmix]).findings == [] and verdict([pmix]).unrecognised == []
+
+
+def test_the_twentieth_batchs_wording_families():
+    cases = {
+        "MemoryError": "host_oom_killed",
+        "[rank3]: MemoryError: std::bad_alloc": "host_oom_killed",
+        "(ActorModelRayActor pid=8249) Refer to the documentation on how to address the out of memory issue: https://docs.ray.io/en/latest/ray-core/scheduling/ray-oom-prevention.html.": "host_oom_killed",
+        'AssertionError: You are using an untested ZeRO Optimizer. Please add <"zero_allow_untested_optimizer": true> in the configuration file to use it.': "deepspeed_config_invalid",
+        "Unable to determine the device handle for GPU0000:03:00.0: Unknown Error": "gpu_xid_error",
+        "  Warning  Pending  4m23s  kueue-admission  couldn't assign flavors to pod set job: resource cpu unavailable in ClusterQueue": "pod_pending_insufficient_resources",
+        "finetune.py: error: unrecognized arguments: --DDP-impl local": "train_flags_invalid",
+        "torchrun: error: the following arguments are required: training_script": "train_flags_invalid",
+        "pretrain_gpt.py: error: argument --tensor-model-parallel-size: invalid int value: 'two'": "train_flags_invalid",
+        "RuntimeError: Empty dataset!": "dataset_too_small",
+        '    raise RuntimeError("Empty dataset!")': "dataset_too_small",
+        "ValueError: Error occurred while packing the dataset. Make sure that your dataset has enough samples to at least yield one packed sequence.": "dataset_too_small",
+    }
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+    # the GPU's own out-of-memory errors are not host memory
+    for line in (
+        "torch.OutOfMemoryError: CUDA out of memory.",
+        "torch.cuda.OutOfMemoryError: CUDA out of memory.",
+    ):
+        assert verdict([line]).primary == "cuda_oom", line
+    # a Kubernetes event of a failure reason is error-like: an unknown failure, not a silent log
+    event = '  Warning  FailedCreate  2m52s (x17 over 4m4s)  statefulset-controller  create Pod w-0 failed error: Pod "w-0" is invalid'
+    v = verdict([event])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [event]
+    assert verdict(["  Normal   Created  12s  kubelet  Created container pytorch"]).unrecognised == []
+    # NCCL probing for InfiniBand in an image without rdma-core: no finding, no unknown error
+    ibv = "h0913n:12877:12877 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]"
+    assert verdict([ibv]).findings == [] and verdict([ibv]).unrecognised == []
+
+
+def test_a_run_on_one_node_needs_no_network_transport():
+    """NCCL's node count and nccl-tests' device table tell a single-node run, where the network
+    plugin and the socket transport carry nothing; two nodes, or two hosts, cancel it."""
+    sock = "h:1:5 [0] NCCL INFO Using network Socket"
+    one = "h:1:5 [0] NCCL INFO comm 0x4089 rank 6 nRanks 8 nNodes 1 localRanks 8 localRank 6 MNNVL 0"
+    assert verdict([NO_PLUGIN, sock, one]).findings == []
+    two = one.replace("nNodes 1 localRanks 8", "nNodes 2 localRanks 8").replace("nRanks 8", "nRanks 16")
+    assert verdict([NO_PLUGIN, sock, one, two]).primary == "efa_plugin_missing"
+    table = [
+        f"#  Rank {r:2d} Group  0 Pid  12877 on h0913n-ubuntu device {r:2d} [0x0e] NVIDIA A100"
+        for r in range(4)
+    ]
+    old_table = [
+        f"#   Rank {r:2d} Pid  12877 on h0913n-ubuntu device {r:2d} [0x0e] GeForce GTX 1080 Ti"
+        for r in range(2)
+    ]
+    assert verdict([*table, NO_PLUGIN, sock]).findings == []
+    assert verdict([*old_table, NO_PLUGIN, sock]).findings == []
+    other_host = table[-1].replace("h0913n-ubuntu", "h0914n-ubuntu")
+    assert verdict([*table, other_host, NO_PLUGIN, sock]).primary == "efa_plugin_missing"
+
+
+def test_a_log_that_ends_in_a_stack_dump_of_live_processes_is_a_hang():
+    steps = [_timed(i, i) for i in range(1, 4)]
+    py_spy = [
+        "Process 2391: python train.py",
+        'Thread 0x7FA6E7C01740 (idle): "MainThread"',
+        "    wait (threading.py:302)",
+        "    get (queue.py:170)",
+    ]
+    v = verdict([*steps, *py_spy])
+    assert v.primary == "training_hang" and v.findings[0].line_number == 5
+    assert "stack dump" in v.findings[0].explanation
+    frames = ["    synchronize (torch/cuda/__init__.py:721)", "    stop (nemo/utils/timers.py:115)"]
+    assert verdict([*steps, *frames]).primary is None  # two frames: not yet a dump
+    assert (
+        verdict([*steps, *frames, "    fit (pytorch_lightning/trainer/trainer.py:532)"]).primary
+        == "training_hang"
+    )
+    gdb = [
+        "(gdb) py-bt",
+        "Traceback (most recent call first):",
+        "  <built-in method allreduce of PyCapsule object>",
+    ]
+    assert verdict([*steps, *gdb]).primary == "training_hang"
+    # the run went on after the dump, or the dump belongs to a crash: no hang
+    assert verdict([*py_spy, *steps]).primary is None
+    crash = [
+        "Fatal Python error: Segmentation fault",
+        "",
+        "Current thread 0x00007f (most recent call first):",
+    ]
+    v = verdict([*steps, *crash])
+    assert v.primary is None and v.unrecognised

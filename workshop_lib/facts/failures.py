@@ -101,6 +101,18 @@ STALL_REPORT_PATTERNS: tuple[str, ...] = (
 )
 STALL_REPORTS_FOR_HANG = 2
 STALL_REPORT_GAP_SECONDS = 50.0
+# A stack dump of live processes: py-spy's ('Thread 0x7FA6E7C01740 (idle): "MainThread"', then frames
+# like "    wait (threading.py:302)"), gdb's py-bt and faulthandler's ("Traceback (most recent call
+# first):"). One is taken of a run that stopped making progress, by a person or a watchdog: a log
+# whose last HANG_TAIL_LINES lines hold one, with no error anywhere and no step after it, hangs.
+# Without a header, STACK_DUMP_FRAMES of py-spy's frames make a dump (an excerpt cut at the top).
+STACK_DUMP_PATTERNS: tuple[str, ...] = (
+    r"^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)[^)]*\): ",
+    r"^\s*\(gdb\) py-bt\b",
+    r"\(most recent call first\):",
+)
+PY_SPY_FRAME_PATTERN = r"^\s+[\w<>.]+ \((?:[^()\s]+/)?[^()\s/]+\.py:\d+\)\s*$"
+STACK_DUMP_FRAMES = 3
 # A terminal (or a copy into an issue) wraps long lines, splitting a signature's words over two
 # lines. When no error signature matched, each pair of the last HANG_TAIL_LINES lines whose first
 # line is at least this long is read again joined (as printed, and with a space between).
@@ -136,6 +148,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # the gate ".go:" is rare in training logs, where ".py:" and ".cpp:" fill warnings and NCCL lines
     r"^\s*E\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]*?\.go:\d+\] ",
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
+    # a Kubernetes event of type Warning whose reason is a failure (`kubectl describe`: FailedCreate,
+    # FailedMount, FailedAttachVolume, FailedCreatePodSandBox...), in its column layout
+    r"^\s*Warning {2,}Failed\w* {2,}",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -159,6 +174,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # PMIx's shared-memory store under Slurm + Open MPI: printed on healthy runs (PMIX_MCA_gds=hash
     # silences it)
     r"PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c",
+    # NCCL probing for InfiniBand in an image without rdma-core (newer releases say it at INFO): what
+    # it can cost, sockets between nodes, has its own finding (nccl_socket_fallback)
+    r"NCCL WARN Failed to open libibverbs\.so",
 )
 
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
@@ -212,6 +230,15 @@ SHARED_RANK_PATTERNS: tuple[str, ...] = (
 )
 # Labels that only matter when traffic leaves the process: dropped on single-process evidence.
 NETWORK_ONLY_LABELS: tuple[str, ...] = ("efa_plugin_missing", "nccl_socket_fallback")
+# Evidence that every rank runs on one node, which drops the same labels: intra-node traffic never
+# goes through the network plugin. NCCL's communicator summary counts nodes ("comm 0x... rank 0
+# nRanks 8 nNodes 1 localRanks 8", NCCL >= 2.19; an MNNVL domain of several hosts is one node to
+# NCCL, its traffic on NVLink), and nccl-tests' device table names the host of every rank of the
+# test ("#  Rank  0 Group  0 Pid  12877 on host-a device  0"). A count of two or more nodes, or a
+# table with two hosts, cancels it (a per-pod log of a multi-node job shows only its own host).
+SINGLE_NODE_PATTERN = r"\bnNodes 1\b"
+MULTI_NODE_PATTERN = r"\bnNodes (?:[2-9]|\d\d+)\b"
+NCCL_TESTS_RANK_PATTERN = r"^#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on\s+(\S+)\s+device\b"
 
 FAILURES: tuple[FailureSignature, ...] = (
     # --- network: EFA / NCCL transport ------------------------------------------------------------
@@ -546,9 +573,16 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"The node was low on resource: memory\b",
             r"The node had condition: \[MemoryPressure\]",
             r"exits with return code = -9\b",
+            # Ray's advice printed with every task its memory monitor killed (the error's other lines
+            # may be cut by Ray's 20,000-character log window)
+            r"how to address the out of memory issue: \S*ray-oom-prevention",
+            # Python's own MemoryError is host memory (the GPU's is torch's OutOfMemoryError, cuda_oom):
+            # an allocation refused before the kernel's OOM killer stepped in
+            r"(?:^|[\s:\]])MemoryError(?::|\s*$)",
         ),
-        "The kernel killed a training process (SIGKILL / OOMKilled): the pod hit its memory limit, "
-        "typically while loading a checkpoint or with too many DataLoader workers.",
+        "The host ran out of memory: the kernel killed a training process (SIGKILL / OOMKilled), or "
+        "an allocation failed (Python's MemoryError): the pod hit its memory limit, typically while "
+        "loading a checkpoint, building a dataset index, or with too many DataLoader workers.",
         "Raise the pod's memory request/limit, lower --num-workers, and check `kubectl describe pod` "
         "for `OOMKilled`.",
         # torchrun's own escalation: a rank that hung (or was stopped) after another rank failed does
@@ -596,6 +630,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # DeepSpeed refusing two features together ("the compatibility between 'autotp' and
             # 'zero_stage = 3' has not been validated")
             r"compatibility between '[^']+' and '[^']+' has not been validated",
+            # ZeRO with an optimizer it was not tested with needs "zero_allow_untested_optimizer"
+            r"You are using an untested ZeRO Optimizer",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -735,6 +771,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bnum[_ ]samples ?[=:] ?0\b",
             r"[Vv]alidation set size is configured to be larger than (?:the )?entire dataset",
             r"[Dd]ataset \S+ is empty",
+            # a dataset that is empty after preprocessing: LLaMA-Factory's "RuntimeError: Empty
+            # dataset!" (or the raise itself, the innermost frame of a traceback cut before its last
+            # line), and TRL's packing with too little text for one sequence
+            r"Error(?::|\(\S?) ?Empty dataset\b",
+            r"enough samples to at least yield one packed sequence",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
@@ -917,6 +958,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the GPU stopped before it spread
             r"Invalid access of peer GPU memory over nvlink or a hardware error",
             r"\bcudaErrorContained\b|\bCUDA_ERROR_CONTAINED\b",
+            # nvidia-smi on a GPU the driver lost (Xid 79, off the bus): the PCI id and "Unknown Error"
+            r"Unable to determine the device handle for (?:GPU)?\s*[0-9A-Fa-f:.]+: Unknown Error",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
@@ -1015,6 +1058,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"PodUnschedulable",
             r"Cannot schedule pods",
             r"Insufficient nvidia\b",
+            # Kueue holding a job back: its ClusterQueue has no (unused) quota for what the pods request
+            r"couldn't assign flavors to pod set",
+            r"insufficient (?:unused )?quota for \S+ in flavor",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
@@ -1037,6 +1083,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that name the option whose value they refuse ("ValueError: Invalid
             # reshard_after_forward_policy: invalid.", torchtitan)
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
+            # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
+            # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
+            r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

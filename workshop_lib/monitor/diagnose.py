@@ -162,6 +162,11 @@ _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
+_STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
+_PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
+_ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
+_MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
+_TABLE_HOST = re.compile(F.NCCL_TESTS_RANK_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 # Every nan_loss pattern needs one of these words (or a trainer's fp16 give-up line); _NAN itself
@@ -256,6 +261,9 @@ for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
     _gate((_p,), ("error_like", _i))
 _gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
 _gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
+_gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
+# nccl-tests' device table: its own literals ("Rank", "Pid", "device") are too common to gate on
+_GATES.setdefault("  Rank ", set()).add(("unless", 0))
 _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
 _gate(
     (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
@@ -405,6 +413,10 @@ class _Scan:
         # NCCL communicators of one process only (F.SOLO_RANK_PATTERNS), unless one has several
         self.solo_ranks = False
         self.shared_ranks = False
+        # how many nodes the ranks run on (F.SINGLE_NODE_PATTERN): NCCL's count, nccl-tests' hosts
+        self.one_node = False
+        self.many_nodes = False
+        self.table_hosts: set[str] = set()
         self.unrecognised: list[dict] = []
         self.unrecognised_per_rank: dict[str, int] = {}
         self.number = 0
@@ -490,6 +502,13 @@ class _Scan:
                 self.shared_ranks = True
             elif _SOLO.search(line):
                 self.solo_ranks = True
+        if "nNodes " in line:
+            if _MANY_NODES.search(line):
+                self.many_nodes = True
+            elif _ONE_NODE.search(line):
+                self.one_node = True
+        elif "  Rank " in line and (m := _TABLE_HOST.search(line)):
+            self.table_hosts.add(m.group(1))
         if _UNLESS_ANY.search(line):
             for label, rx in _UNLESS.items():
                 if rx.search(line):
@@ -639,6 +658,32 @@ class _Scan:
         f.explanation = (f"The trainer reported ranks waiting on a collective at {self.stall_checks} checks, "
                          f"with no step logged after the first. {f.explanation}")  # fmt: skip
 
+    def _stack_dump(self) -> None:
+        """``training_hang``: the log ends in a stack dump of live processes, with no step after it.
+
+        Called only when the log shows no error: a dump after a crash is the crash's own traceback.
+        """
+        frames: list[tuple[int, str]] = []
+        for number, line in self.tail:
+            if number <= self.last_step_line:
+                frames = []
+                continue
+            if _STACK_DUMP.search(line):
+                first = (number, line)
+                break
+            if _PY_SPY_FRAME.search(line):
+                frames.append((number, line))
+                if len(frames) >= F.STACK_DUMP_FRAMES:
+                    first = frames[0]
+                    break
+        else:
+            return
+        self._add("training_hang", *first)
+        f = self.found["training_hang"]
+        f.explanation = ("The log ends in a stack dump of live processes (py-spy, gdb or faulthandler) "
+                         "with no error before it and no step after it: a dump taken of a run that "
+                         f"stopped; its innermost frames show what each process waits for. {f.explanation}")  # fmt: skip
+
     def _stuck_locks(self) -> None:
         """``triton_cache_hang``: a Triton cache lock asked for and never acquired.
 
@@ -703,7 +748,12 @@ class _Scan:
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
                 self._add(label, number, line)
+        if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
+            self._stack_dump()
         if self.solo_ranks and not self.shared_ranks:  # no traffic leaves the process
+            self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
+        one_node = (self.one_node or len(self.table_hosts) == 1) and len(self.table_hosts) <= 1
+        if one_node and not self.many_nodes:  # no traffic leaves the node
             self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
