@@ -729,3 +729,40 @@ def test_a_log_that_ends_in_a_stack_dump_of_live_processes_is_a_hang():
     ]
     v = verdict([*steps, *crash])
     assert v.primary is None and v.unrecognised
+
+
+def test_the_twenty_first_batchs_wording_families():
+    cases = {
+        'Jul 20 16:15:36 edge-1:  Kernel module "ib_umad" has not been loaded, fabric manager cannot be started': "fabric_manager_not_running",
+        "failed to get nvlink remote pci info: failed to get nvlink state: GPU is lost,": "gpu_xid_error",
+        "[rank1]: ValueError: The global train batch size (7 x 1) must be evenly divisible by the number of generations per prompt (8).": "batch_size_not_divisible",
+        "ValueError: When using `deepspeed_config_file`, the following accelerate config variables will be ignored: ['gradient_accumulation_steps',": "deepspeed_config_invalid",
+        'Thu Jun 11 08:06:32 UTC 2020 ERROR: { "status": "Failure", "message": "Failed to mount device /dev/ at /var/lib/kubelet/pods/56e9/volumes/azure~blobfuse/pv, accountname:x': "volume_mount_failed",
+    }
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+    # error-like: nccl-tests' NCCL check, the API server refusing an object
+    for line in (
+        "NCCL failure all_reduce.cu:95 'unhandled cuda error'",
+        'The CustomResourceDefinition "mpijobs.kubeflow.org" is invalid: status.storedVersions[0]: Invalid value: "v2beta1": must appear in spec.versions',
+        'Error from server (NotFound): pytorchjobs.kubeflow.org "llama" not found',
+    ):
+        v = verdict([line])
+        assert v.primary is None and [u["line"] for u in v.unrecognised] == [line], line
+    # torch.compile falling back to eager: dynamo logs the compiler's error as a warning
+    dynamo = "[rank0]:W0618 21:57:02.561000 1489278 torch/_dynamo/convert_frame.py:1277] torch._inductor.exc.InductorError: CalledProcessError: Command '['cc']' returned non-zero exit status 1."
+    assert verdict([dynamo]).unrecognised == []
+
+
+def test_one_stall_report_after_training_was_stepping_is_a_hang():
+    steps = [
+        f"INFO:root:[step {i}]  mlm_loss=1.41  nsp_loss= 0.02   throughput=16.2K tks/s"
+        for i in (20998, 20999)
+    ]
+    report = "[1,0]<stderr>:[2019-10-09 05:33:38.249493: W horovod/common/stall_inspector.cc:105] One or more tensors were submitted to be reduced"
+    v = verdict([*steps, report, "[1,0]<stderr>:Stalled ranks:"])
+    assert v.primary == "training_hang" and v.findings[0].line_number == 3
+    assert "after training had been stepping" in v.findings[0].explanation
+    # one report at the start (a rank still loading), or a step after it: no hang
+    assert verdict([report, "[1,0]<stderr>:Stalled ranks:"]).primary is None
+    assert verdict([steps[0], report, steps[1]]).primary is None

@@ -98,8 +98,14 @@ HANG_TAIL_LINES = 200
 STALL_REPORT_PATTERNS: tuple[str, ...] = (
     r"waiting for remainder of ranks for more than \d+ seconds",
     r"\[missing ranks: \d[\d, ]*\]",
+    # Horovod's stall inspector by its source line (its sentence is long, and a terminal wraps it)
+    r"horovod/common/stall_inspector\.cc:\d+\] ",
 )
 STALL_REPORTS_FOR_HANG = 2
+# ... or one report after training had been stepping (ranks in lockstep, not still loading), with no
+# step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
+# HANG_TAIL_LINES lines before the report, and none after it.
+PROGRESS_LINE_PATTERN = r"\b(?:step|iter(?:ation)?)[\s\[\]:=#]{0,12}\d+\b.*loss\W{0,3}[-\d.]"
 STALL_REPORT_GAP_SECONDS = 50.0
 # A stack dump of live processes: py-spy's ('Thread 0x7FA6E7C01740 (idle): "MainThread"', then frames
 # like "    wait (threading.py:302)"), gdb's py-bt and faulthandler's ("Traceback (most recent call
@@ -151,6 +157,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a Kubernetes event of type Warning whose reason is a failure (`kubectl describe`: FailedCreate,
     # FailedMount, FailedAttachVolume, FailedCreatePodSandBox...), in its column layout
     r"^\s*Warning {2,}Failed\w* {2,}",
+    # nccl-tests' check of an NCCL call ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
+    r"\bNCCL failure \S+\.cu:\d+ '",
+    # the API server refusing what kubectl sent ('The Pod "w-0" is invalid: ...', "Error from server
+    # (NotFound): ...")
+    r"^\s*The [\w.]+ \"[^\"]+\" is invalid: ",
+    r"^\s*Error from server \(\w+\)",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -158,6 +170,9 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^\s*(?:\[\w+\]:?)?\s*File \"",  # traceback frames: the exception line says more
     r"UserWarning|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
+    # torch.compile failing on a frame and running it eagerly instead (suppress_errors): dynamo logs
+    # the compiler's error at warning level and training goes on; a failure it does not absorb is raised
+    r"\bW\d{4} [\d:.]+\s+\d+ torch/_dynamo/convert_frame\.py:\d+\]",
 )
 
 # Lines that look alarming but are part of every healthy start.
@@ -606,6 +621,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:Micro batch size per gpu|Train batch size|Gradient accumulation steps): -?\d+ has to be greater than 0",
             # Megatron-LM/megatron-core spellings with underscores or "must be"
             r"global[ _]batch[ _]size \(?\d*\)? ?(?:is not|must be|should be) divisible by micro[ _]batch[ _]size",
+            # TRL's GRPO: the batch over the data-parallel ranks and the generations per prompt
+            r"[Bb]atch size \([^)]*\) must be evenly divisible by",
         ),
         "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
         "the global batch size does not divide.",
@@ -632,6 +649,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"compatibility between '[^']+' and '[^']+' has not been validated",
             # ZeRO with an optimizer it was not tested with needs "zero_allow_untested_optimizer"
             r"You are using an untested ZeRO Optimizer",
+            # accelerate given both its own DeepSpeed fields and a ds_config file that sets them
+            r"When using `deepspeed_config_file`, the following accelerate config variables will be ignored",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -960,6 +979,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bcudaErrorContained\b|\bCUDA_ERROR_CONTAINED\b",
             # nvidia-smi on a GPU the driver lost (Xid 79, off the bus): the PCI id and "Unknown Error"
             r"Unable to determine the device handle for (?:GPU)?\s*[0-9A-Fa-f:.]+: Unknown Error",
+            # NVML's NVML_ERROR_GPU_IS_LOST, as the device plugin or DCGM pass it on
+            r"\bGPU is lost\b",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
@@ -984,6 +1005,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"not all local fabric manager instances finished their configuration",
             # the start script printing its usage instead of starting the daemon (a wrong argument)
             r"Usage: \S*nvidia-fabricmanager-start\.sh",
+            # the start script's precheck on NVLink 5 systems (B200/GB200: FM needs ib_umad for NVLSM)
+            r"fabric manager cannot be started",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "
@@ -1038,6 +1061,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # dynamic provisioning of the claim's volume failed (a StorageClass parameter, a quota)
             r"\bProvisioningFailed\b",
             r"failed to provision volume with StorageClass",
+            # a FlexVolume or CSI driver's own log of the mount into the pod's volume folder (blobfuse)
+            r"Failed to mount (?:device )?\S* at /var/lib/kubelet/pods/",
         ),
         "The pod's volume (the FSx for Lustre, EFS, Azure Lustre or NFS claim that holds the data and "
         "checkpoints) could not be bound or mounted on the node, so the container never started.",

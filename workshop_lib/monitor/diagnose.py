@@ -163,6 +163,7 @@ _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
+_PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
@@ -647,16 +648,33 @@ class _Scan:
             f.evidence.append({"line_number": tail[0], "line": _clip(tail[1])})
 
     def _stalled(self) -> None:
-        """``training_hang`` from the trainer's own stall reports, repeated at separate checks."""
+        """``training_hang`` from the trainer's own stall reports: repeated at separate checks, or
+        one that came after training had been stepping; either way with no step after it."""
         first = self.stall_first
-        if first is None or self.stall_checks < F.STALL_REPORTS_FOR_HANG or "training_hang" in self.found:
+        if first is None or "training_hang" in self.found:
             return
         if self.last_step_line > first[0]:
             return  # a step came after the first report: the wait ended
+        if self.stall_checks >= F.STALL_REPORTS_FOR_HANG:
+            why = f"at {self.stall_checks} checks, with no step logged after the first"
+        elif self._stepping_until(first[0]):
+            why = "after training had been stepping, with no step logged after it"
+        else:
+            return  # one report at the start: a rank still loading
         self._add("training_hang", first[0], first[1])
         f = self.found["training_hang"]
-        f.explanation = (f"The trainer reported ranks waiting on a collective at {self.stall_checks} checks, "
-                         f"with no step logged after the first. {f.explanation}")  # fmt: skip
+        f.explanation = f"The trainer reported ranks waiting on a collective {why}. {f.explanation}"
+
+    def _stepping_until(self, number: int) -> bool:
+        """Step lines (any trainer's: F.PROGRESS_LINE_PATTERN) before line ``number``, none after,
+        among the last lines of the log."""
+        before = 0 < self.last_step_line < number
+        for n, line in self.tail:
+            if _PROGRESS.search(line):
+                if n > number:
+                    return False
+                before = True
+        return before
 
     def _stack_dump(self) -> None:
         """``training_hang``: the log ends in a stack dump of live processes, with no step after it.
