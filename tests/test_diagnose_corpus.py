@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -27,11 +28,18 @@ def _expected(path: Path) -> str:
 
 
 def _same_line(raw: str, shown: str) -> bool:
-    """A verdict quotes the log's line, clipped to MAX_LINE_CHARS with '...' when longer."""
-    raw, shown = raw.rstrip(), shown.rstrip()
+    """A verdict quotes the log's line without its colour codes, clipped to MAX_LINE_CHARS with '...'
+    when longer."""
+    raw, shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw).rstrip(), shown.rstrip()
     return raw == shown or (
         shown.endswith("...") and raw.startswith(shown[:-3]) and len(shown) == MAX_LINE_CHARS
     )
+
+
+def _log_lines(path: Path) -> list[str]:
+    """The lines as the diagnoser numbers them: split at newlines only (a progress bar's carriage
+    return stays inside its line, as in `grep -n`)."""
+    return path.read_bytes().decode("utf-8", errors="replace").split("\n")
 
 
 def test_corpus_is_large_and_sourced():
@@ -82,13 +90,13 @@ def test_corpus_verdict(path):
         assert not v.failed and v.primary is None, v.to_dict()
     elif want == "unknown":
         assert v.primary is None and v.unrecognised, v.to_dict()
-        lines = path.read_text().splitlines()
+        lines = _log_lines(path)
         for u in v.unrecognised:
             assert _same_line(lines[u["line_number"] - 1], u["line"])
     else:
         assert v.primary == want and v.findings[0].label == want, v.to_dict()
         f = v.findings[0]
-        lines = path.read_text().splitlines()
+        lines = _log_lines(path)
         for e in [{"line_number": f.line_number, "line": f.line}, *f.evidence]:
             assert _same_line(lines[e["line_number"] - 1], e["line"])
 
@@ -766,3 +774,50 @@ def test_one_stall_report_after_training_was_stepping_is_a_hang():
     # one report at the start (a rank still loading), or a step after it: no hang
     assert verdict([report, "[1,0]<stderr>:Stalled ranks:"]).primary is None
     assert verdict([steps[0], report, steps[1]]).primary is None
+
+
+def test_the_twenty_second_batchs_wording_families():
+    cases = {
+        "FileNotFoundError: /fs/fast/u1/data/github/github-train.jsonl not found": "dataset_path_missing",
+        "FileNotFoundError: Unable to find '/root/data/gsm8k/train.parquet'": "dataset_path_missing",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/pile/train.jsonl.zst'": "dataset_path_missing",
+        "NCCL INFO Could not find: aws-ofi libnccl-net-aws-ofi.so": "efa_plugin_missing",
+        "# Command terminated by signal 9": "host_oom_killed",
+        "slurmstepd: error: pyxis: failed to import docker image": "image_pull_error",
+        "| Error                     | GPU 3 has uncorrectable memory errors and row  |": "gpu_xid_error",
+    }
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+    # a missing JSON file is as often a config as data: not named dataset_path_missing
+    assert (
+        verdict(["FileNotFoundError: [Errno 2] No such file or directory: 'ds_config.json'"]).primary is None
+    )
+    # benign: NCCL's RAS port, aws-ofi-nccl's version probe, the elastic agents' keep-alive at shutdown
+    for line in (
+        "[rank0]:[2025-07-31 14:11:12] devvm:1655756:1706127 [0] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use",
+        "algo-2:183:360 [3] configure_nvls_option:287 NCCL WARN NET/OFI Could not find ncclGetVersion symbol",
+        "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'n1_78331_0' has failed to send a keep-alive heartbeat to the rendezvous '2092' due to an error of type RendezvousTimeoutError.",
+    ):
+        v = verdict([line])
+        assert v.findings == [] and v.unrecognised == [], line
+    assert (
+        verdict(["torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"]).primary
+        == "rendezvous_timeout"
+    )
+
+
+def test_colour_codes_do_not_hide_an_error():
+    """A notebook's (or Ray's, or rich's) coloured traceback: the words are read without the escapes,
+    in the block pass and line by line alike, and quoted without them."""
+    coloured = (
+        "\x1b[0;31mTypeError\x1b[0m: embedding(): argument 'indices' (position 2) must be Tensor, not list"
+    )
+    v = verdict(["\x1b[0;31m-----\x1b[0m", coloured])
+    assert [u["line"] for u in v.unrecognised] == [
+        "TypeError: embedding(): argument 'indices' (position 2) must be Tensor, not list"
+    ]
+    oom = "\x1b[36m(Worker pid=3)\x1b[0m torch.\x1b[1mOutOfMemoryError\x1b[0m: CUDA out of memory."
+    assert verdict([oom]).primary == "cuda_oom"
+    scan = _Scan()
+    scan.feed(oom)
+    assert scan.result().primary == "cuda_oom"

@@ -192,6 +192,11 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # NCCL probing for InfiniBand in an image without rdma-core (newer releases say it at INFO): what
     # it can cost, sockets between nodes, has its own finding (nccl_socket_fallback)
     r"NCCL WARN Failed to open libibverbs\.so",
+    # NCCL's RAS service (2.24+) binding its own client port: several processes on a node contend for
+    # it, and RAS alone goes without; the job's sockets are others (a bootstrap port clash is EADDRINUSE)
+    r"ras/client_support\.cc:\d+ NCCL WARN Call to bind failed: Address already in use",
+    # aws-ofi-nccl asking NCCL for its version (to decide on NVLS) through a symbol older NCCLs lack
+    r"NET/OFI Could not find ncclGetVersion symbol",
 )
 
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
@@ -315,6 +320,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # NCCL told to use the plugin by name (NCCL_NET="AWS Libfabric" / NCCL_NET_PLUGIN=ofi)
             # without finding it
             r"NET/Plugin ?: ?Could not find:? \w+ libnccl-net-\w+\.so",
+            # the same asked by name in newer NCCLs' words ("Could not find: aws-ofi libnccl-net-aws-ofi.so")
+            r"\bCould not find:? [\w-]+ libnccl-net-[\w-]+\.so",
             r"network (?:AWS )?Libfabric not found",
         ),
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
@@ -481,8 +488,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "rendezvous_timeout",
         (
             r"DistStoreError: Timed out after \d+ seconds waiting for",
-            r"(?<!raise )RendezvousTimeoutError",
-            r"(?<!raise )RendezvousConnectionError",
+            # not the raise itself, nor the agent's keep-alive thread warning that the store went away
+            # ("failed to send a keep-alive heartbeat ... due to an error of type RendezvousTimeoutError"),
+            # which the agents print at shutdown when the master's agent has already exited
+            r"(?<!raise )(?<!error of type )RendezvousTimeoutError",
+            r"(?<!raise )(?<!error of type )RendezvousConnectionError",
             r"Timed out initializing process group in store based barrier",
             r"DistStoreError: Socket Timeout",
             r"The client socket has timed out after",
@@ -588,6 +598,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"The node was low on resource: memory\b",
             r"The node had condition: \[MemoryPressure\]",
             r"exits with return code = -9\b",
+            # GNU time (/usr/bin/time) reporting the command it ran SIGKILLed
+            r"Command terminated by signal 9\b",
             # Ray's advice printed with every task its memory monitor killed (the error's other lines
             # may be cut by Ray's 20,000-character log window)
             r"how to address the out of memory issue: \S*ray-oom-prevention",
@@ -767,6 +779,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # other trainers' loaders naming the data file they cannot find (LLaMA-Factory, others);
             # the exception's name keeps the gate off healthy runs' many "... not found" warnings
             r"(?:Error: File |Exception: File )\S+\.(?:jsonl?|parquet|arrow|csv|tsv|txt|bin|idx)\b\S* not found\b",
+            # a missing file whose extension says it is training data (not .json: configs are JSON too)
+            r"FileNotFoundError: '?\S+\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'? not found\b",
+            r"No such file or directory: '[^']*\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'",
+            # Hugging Face datasets resolving data_files that match nothing
+            r"FileNotFoundError: Unable to find '",
         ),
         "--data-path points at files that do not exist in the pod.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
@@ -981,6 +998,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Unable to determine the device handle for (?:GPU)?\s*[0-9A-Fa-f:.]+: Unknown Error",
             # NVML's NVML_ERROR_GPU_IS_LOST, as the device plugin or DCGM pass it on
             r"\bGPU is lost\b",
+            # DCGM's diagnostic on ECC: uncorrectable errors with row remappings pending (Xid 63/64)
+            r"\bhas uncorrectable memory errors and row\b",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
@@ -1039,6 +1058,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"manifest unknown",
             r"Back-off pulling image",
             r"no basic auth credentials",
+            # Slurm's pyxis/enroot: the --container-image could not be imported (pulled); the enroot log
+            # lines after it say why (a name taken as a registry image, credentials, a missing tag)
+            r"pyxis: failed to import docker image",
             r"unauthorized: authentication required",
             r"(?:pull|manifests?/)\S*.*\b401 Unauthorized",
         ),

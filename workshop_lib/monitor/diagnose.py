@@ -163,6 +163,10 @@ _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
+# Terminal colour and cursor codes: a notebook's traceback prints "\x1b[0;31mTypeError\x1b[0m: ...",
+# whose words no pattern would find between the escapes.
+_ESC = "\x1b["
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
@@ -325,15 +329,16 @@ _AUTOMATON = _automaton()
 BLOCK_LINES = 20_000
 
 
-def _block_targets(lines: list[str]) -> dict[int, frozenset[tuple[str, int]]]:
-    """For a block of lines: line index -> the gated checks that may match it."""
+def _block_targets(lines: list[str], text: str | None = None) -> dict[int, frozenset[tuple[str, int]]]:
+    """For a block of lines (``text``: the same lines joined by newlines, when the caller has it):
+    line index -> the gated checks that may match it."""
     starts: list[int] = []
     pos = 0
     for line in lines:
         starts.append(pos)
         pos += len(line) + 1
     gates_of: dict[int, list[int]] = {}  # line index -> the gates found in it, in order
-    for end, gate in _AUTOMATON.iter("\n".join(lines)):
+    for end, gate in _AUTOMATON.iter("\n".join(lines) if text is None else text):
         k = bisect_right(starts, end) - 1  # the line holding the gate's last character
         found = gates_of.get(k)
         if found is None:
@@ -445,13 +450,19 @@ class _Scan:
     def feed(self, line: str) -> None:
         """One line (every check runs on it); :meth:`feed_block` is the fast way for many lines."""
         self.number += 1
+        if _ESC in line:
+            line = _ANSI.sub("", line)
         self.tail.append((self.number, line))
         self._line(line, self.number, None)
 
     def feed_block(self, lines: list[str]) -> None:
         """Many lines at once: gates are looked for in C, and only lines with a gate cost Python time."""
         base = self.number
-        hits = _block_targets(lines)
+        text = "\n".join(lines)
+        if _ESC in text:  # colour codes (notebooks, Ray, rich): read the words, not the escapes
+            lines = [_ANSI.sub("", line) if _ESC in line else line for line in lines]
+            text = "\n".join(lines)
+        hits = _block_targets(lines, text)
         for k in sorted(hits):
             self._line(lines[k], base + k + 1, hits[k])
         self.number = base + len(lines)
