@@ -156,7 +156,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
     # a Kubernetes event of type Warning whose reason is a failure (`kubectl describe`: FailedCreate,
     # FailedMount, FailedAttachVolume, FailedCreatePodSandBox...), in its column layout
-    r"^\s*Warning {2,}Failed\w* {2,}",
+    r"^\s*Warning +  Failed\w* {2,}",  # gate "  Failed": "Warning" is in a tenth of NCCL's lines
     # nccl-tests' check of an NCCL call ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
     r"\bNCCL failure \S+\.cu:\d+ '",
     # the API server refusing what kubectl sent ('The Pod "w-0" is invalid: ...', "Error from server
