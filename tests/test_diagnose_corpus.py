@@ -821,3 +821,47 @@ def test_colour_codes_do_not_hide_an_error():
     scan = _Scan()
     scan.feed(oom)
     assert scan.result().primary == "cuda_oom"
+
+
+def test_the_twenty_third_batchs_wording_families():
+    cases = {
+        "[rank0]:[W522 18:53:00.7 CUDACachingAllocator.cpp:495] expandable_segments: memory mapping failed with OOM on device 0 while trying to map 20971520 bytes": "cuda_oom",
+        "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62": "cuda_oom",
+        "Warning: Detected a GPU pending row remap for GPU ID 7, please re-boot this node": "gpu_xid_error",
+        "    message: 'couldn''t assign flavors to pod set main: insufficient quota for cpu": "pod_pending_insufficient_resources",
+        "    Message:               max cluster limit reached, nodepools out of resources: default-nodepool (cpu, memory)": "pod_pending_insufficient_resources",
+        "[rank0]: ValueError: FlexAttention is not compatible with selective AC yet. See https://github.com/pytorch/pytorch/issues/147879": "train_flags_invalid",
+        "ValueError: The number of required GPUs exceeds the total number of available GPUs in the placement group.": "parallelism_config_invalid",
+        "ValueError: Requested token count exceeds the model's maximum context length of 32768 tokens.": "model_config_invalid",
+        "[Sat Mar  4 04:10:52 2023] INFO: task python:280058 blocked for more than 120 seconds.": "training_hang",
+    }
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+    assert verdict(["INFO: task jbd2/sda1-8:412 blocked for more than 120 seconds."]).primary is None
+    # error-like: an event whose reason is an error; glog's error level after a prefix
+    for line in (
+        "  Warning  UnexpectedAdmissionError  13s   kubelet   Allocate failed due to rpc error",
+        "   52 E0218 16:32:31.384758   11849 job_controller_handler.go:188] Failed to update Pod <default/w-0>: duplicated pod",
+    ):
+        v = verdict([line])
+        assert v.primary is None and [u["line"] for u in v.unrecognised] == [line], line
+
+
+def test_a_run_that_reported_success_has_no_unknown_failure_and_no_teardown_symptoms():
+    """Error-like lines of a run that said it succeeded did not stop it; symptoms after the report
+    are its teardown; a cause after it (the final save) is still a failure."""
+    stop = ':::MLLOG {"key": "run_stop", "value": null, "metadata": {"status": "success"}}'
+    plugin = "ERROR:2026-02-06 17:06:48,122:jax._src.xla_bridge:487: Jax plugin configuration error"
+    proxy = "0: GPU-94:2767293:2769466 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Resource temporarily unavailable"
+    v = verdict([plugin, stop, proxy])
+    assert v.primary is None and not v.failed
+    assert verdict([plugin, proxy]).unrecognised  # without the report both are listed
+    timeout = "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE) ran for 1800000 milliseconds before timing out."
+    assert verdict(["Training is finished", timeout]).primary is None
+    assert verdict([timeout, "Training is finished"]).primary == "nccl_timeout"  # before the report
+    full = "OSError: [Errno 28] No space left on device"
+    assert verdict(["Training completed. Do not forget to share your model", full]).primary == "disk_full"
+    # the agents' shutdown of a finished rendezvous is not an unresolved master
+    gai = "[W socket.cpp:663] [c10d] The IPv6 network addresses of (w-0, 23456) cannot be retrieved (gai error: -2 - Name or service not known)."
+    shutdown = "[WARNING] The node 'm-0_7_0' has failed to shutdown the rendezvous 'none' due to an error of type RendezvousConnectionError."
+    assert verdict([gai, shutdown]).primary is None

@@ -102,6 +102,17 @@ STALL_REPORT_PATTERNS: tuple[str, ...] = (
     r"horovod/common/stall_inspector\.cc:\d+\] ",
 )
 STALL_REPORTS_FOR_HANG = 2
+# The run's own report that it succeeded (MLPerf's run_stop with status success, SageMaker's toolkit,
+# trainers' last words). Error-like lines of such a run did not stop it (a plugin that fell back, a
+# teardown that raced), so they are no unknown failure, and symptoms after the report (a rendezvous
+# or an NCCL proxy torn down at exit) are not findings; a cause after it (the final save that found
+# the disk full) still is.
+RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
+    r'"key": "run_stop".*"status": "success"',
+    r"Reporting training SUCCESS",
+    r"\bTraining (?:is )?(?:finished|complete(?:d)?)(?:[.!]|\s*$)",
+    r"`Trainer\.fit` stopped: `max_(?:steps|epochs)=\d+` reached",
+)
 # ... or one report after training had been stepping (ranks in lockstep, not still loading), with no
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
 # HANG_TAIL_LINES lines before the report, and none after it.
@@ -152,11 +163,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     # glog's error level in Go (Kubernetes controllers, operators, device plugins). Only .go files:
     # the gate ".go:" is rare in training logs, where ".py:" and ".cpp:" fill warnings and NCCL lines
-    r"^\s*E\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]*?\.go:\d+\] ",
+    r"(?:^|\s|\])E\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]*?\.go:\d+\] ",  # after a collector's prefix too
     r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
     # a Kubernetes event of type Warning whose reason is a failure (`kubectl describe`: FailedCreate,
     # FailedMount, FailedAttachVolume, FailedCreatePodSandBox...), in its column layout
-    r"^\s*Warning +  Failed\w* {2,}",  # gate "  Failed": "Warning" is in a tenth of NCCL's lines
+    r"^\s*Warning {2,}(?:Failed\w*|\w+Error) {2,}",  # (UnexpectedAdmissionError: a device plugin's refusal)
     # nccl-tests' check of an NCCL call ("NCCL failure all_reduce.cu:95 'unhandled cuda error'")
     r"\bNCCL failure \S+\.cu:\d+ '",
     # the API server refusing what kubectl sent ('The Pod "w-0" is invalid: ...', "Error from server
@@ -206,7 +217,7 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     (
         "master_addr_unresolved",
         r"The IP(?:v6|v4) network addresses of .* cannot be retrieved \(gai error",
-        r"client socket has failed to connect|DistNetworkError|RendezvousConnectionError",
+        r"client socket has failed to connect|DistNetworkError|(?<!error of type )RendezvousConnectionError",
     ),
     # A traceback's own source line, made a finding by the exception the log then shows: an assert
     # that the batch size divides by the device count, with a bare AssertionError (no message) ...
@@ -551,7 +562,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError; Ray's own exception of that name
             # is its memory monitor killing a task for *host* memory (host_oom_killed)
             r"(?<!ray\.exceptions\.)OutOfMemoryError",
-            r"CUDA error: out of memory",
+            r"CUDA [Ee]rror: out of memory",
+            # the caching allocator's expandable segments failing to map more memory (it retries, then
+            # the rank aborts: SIGABRT, no OutOfMemoryError line)
+            r"expandable_segments: memory mapping failed with OOM",
             r"CUBLAS_STATUS_ALLOC_FAILED",
             r"cudaErrorMemoryAllocation",
             # the bare number, as MPI codes and C extensions print it: 2 is out of memory in both the
@@ -674,6 +688,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "parallelism_config_invalid",
         (
             r"world size \(\d+\) is not divisible by",
+            # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
+            r"number of required GPUs exceeds the total number of available GPUs in the placement group",
             r"num_layers .*(must be|should be|is not) divisible by",
             r"[Nn]umber of layers (?:should|must) be divisible",
             r"num_attention_heads .*(must be|should be|is not) divisible by(?! num_query_groups)",
@@ -719,6 +735,9 @@ FAILURES: tuple[FailureSignature, ...] = (
     FailureSignature(
         "model_config_invalid",
         (
+            # an inference engine's refusal (vLLM, SGLang rollouts): prompt and completion longer than
+            # the model's positions
+            r"exceeds the model's maximum context length",
             # the kit's trainer (workshop_lib/train/arguments.py): shape rules of the model itself
             r"--hidden-size \d+ is not divisible by --num-attention-heads \d+",
             r"--num-attention-heads \d+ is not divisible by --num-query-groups \d+",
@@ -1000,6 +1019,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bGPU is lost\b",
             # DCGM's diagnostic on ECC: uncorrectable errors with row remappings pending (Xid 63/64)
             r"\bhas uncorrectable memory errors and row\b",
+            # Azure's HPC GPU health check on ECC counters and row remapping
+            r"Detected a (?:very high )?GPU (?:pending row remap|row remap [Ee]rror|(?:SRAM|DRAM) uncorrectable error)",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
@@ -1036,7 +1057,10 @@ FAILURES: tuple[FailureSignature, ...] = (
     ),
     FailureSignature(
         "training_hang",
-        (),  # derived from iteration-line timestamps (HANG_INTERVAL_FACTOR, HANG_MIN_SECONDS)
+        # derived from iteration-line timestamps (HANG_INTERVAL_FACTOR, HANG_MIN_SECONDS), stall
+        # reports and stack dumps; and the kernel's hung-task detector naming a training process
+        # (uninterruptible sleep for minutes: a write to a file system that froze)
+        (r"INFO: task (?:python\S*|pt_\w+|torchrun):\d+ blocked for more than \d+ seconds",),
         "The run stopped logging iterations while the log (or the clock) moved on: some rank is stuck "
         "(a collective waiting on a dead or stopped peer, a deadlock in data loading, a stuck file "
         "system) and the others wait for it.",
@@ -1106,7 +1130,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Cannot schedule pods",
             r"Insufficient nvidia\b",
             # Kueue holding a job back: its ClusterQueue has no (unused) quota for what the pods request
-            r"couldn't assign flavors to pod set",
+            r"couldn'?'?t assign flavors to pod set",  # also as quoted in YAML ('couldn''t')
+            # the cluster autoscaler (Kueue's ProvisioningRequest) unable to add nodes
+            r"max cluster limit reached, nodepools out of resources",
             r"insufficient (?:unused )?quota for \S+ in flavor",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
@@ -1130,6 +1156,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that name the option whose value they refuse ("ValueError: Invalid
             # reshard_after_forward_policy: invalid.", torchtitan)
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
+            # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
+            # selective AC yet", torchtitan)
+            r"(?:Value|NotImplemented)Error: [\w .-]{1,60} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
             r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",

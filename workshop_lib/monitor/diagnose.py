@@ -168,6 +168,7 @@ _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 _ESC = "\x1b["
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
+_SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
@@ -274,6 +275,7 @@ _gate(
     (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
+_gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
 _GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
 _gate(F.BENIGN_PATTERNS, ("benign", 0))
 # Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
@@ -443,6 +445,9 @@ class _Scan:
         self.stall_first: tuple[int, str] | None = None
         self.stall_checks = 0
         self.stall_last_time: float | None = None
+        self.succeeded: int | None = (
+            None  # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
+        )
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         self.corroborated: set[str] = set()
 
@@ -494,6 +499,8 @@ class _Scan:
                     return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
+        if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
+            self.succeeded = number
         if everything or ("weak", 0) in targets:
             self._weak(line, number)
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
@@ -785,6 +792,9 @@ class _Scan:
         if one_node and not self.many_nodes:  # no traffic leaves the node
             self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
+        if self.succeeded is not None:  # the run said it succeeded: teardown symptoms and noise
+            findings = [f for f in findings if f.role != "symptom" or f.line_number < self.succeeded]
+            self.unrecognised = []
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
         primary: str | None = None
         if findings and (findings[0].severity == "error" or not self.unrecognised):
