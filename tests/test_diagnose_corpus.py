@@ -650,6 +650,19 @@ def test_the_nineteenth_batchs_wording_families():
     assert verdict([pmix]).findings == [] and verdict([pmix]).unrecognised == []
 
 
+def _assert_named(cases: dict[str, str]) -> None:
+    """Each line alone gets its label as the primary cause."""
+    for line, label in cases.items():
+        assert verdict([line]).primary == label, line
+
+
+def _assert_unknown(lines: list[str]) -> None:
+    """Each line alone is an unknown failure that the verdict lists, not a silent log."""
+    for line in lines:
+        v = verdict([line])
+        assert v.primary is None and [u["line"] for u in v.unrecognised] == [line], line
+
+
 def test_the_twentieth_batchs_wording_families():
     cases = {
         "MemoryError": "host_oom_killed",
@@ -665,8 +678,7 @@ def test_the_twentieth_batchs_wording_families():
         '    raise RuntimeError("Empty dataset!")': "dataset_too_small",
         "ValueError: Error occurred while packing the dataset. Make sure that your dataset has enough samples to at least yield one packed sequence.": "dataset_too_small",
     }
-    for line, label in cases.items():
-        assert verdict([line]).primary == label, line
+    _assert_named(cases)
     # the GPU's own out-of-memory errors are not host memory
     for line in (
         "torch.OutOfMemoryError: CUDA out of memory.",
@@ -747,16 +759,15 @@ def test_the_twenty_first_batchs_wording_families():
         "ValueError: When using `deepspeed_config_file`, the following accelerate config variables will be ignored: ['gradient_accumulation_steps',": "deepspeed_config_invalid",
         'Thu Jun 11 08:06:32 UTC 2020 ERROR: { "status": "Failure", "message": "Failed to mount device /dev/ at /var/lib/kubelet/pods/56e9/volumes/azure~blobfuse/pv, accountname:x': "volume_mount_failed",
     }
-    for line, label in cases.items():
-        assert verdict([line]).primary == label, line
+    _assert_named(cases)
     # error-like: nccl-tests' NCCL check, the API server refusing an object
-    for line in (
-        "NCCL failure all_reduce.cu:95 'unhandled cuda error'",
-        'The CustomResourceDefinition "mpijobs.kubeflow.org" is invalid: status.storedVersions[0]: Invalid value: "v2beta1": must appear in spec.versions',
-        'Error from server (NotFound): pytorchjobs.kubeflow.org "llama" not found',
-    ):
-        v = verdict([line])
-        assert v.primary is None and [u["line"] for u in v.unrecognised] == [line], line
+    _assert_unknown(
+        [
+            "NCCL failure all_reduce.cu:95 'unhandled cuda error'",
+            'The CustomResourceDefinition "mpijobs.kubeflow.org" is invalid: status.storedVersions[0]: Invalid value: "v2beta1": must appear in spec.versions',
+            'Error from server (NotFound): pytorchjobs.kubeflow.org "llama" not found',
+        ]
+    )
     # torch.compile falling back to eager: dynamo logs the compiler's error as a warning
     dynamo = "[rank0]:W0618 21:57:02.561000 1489278 torch/_dynamo/convert_frame.py:1277] torch._inductor.exc.InductorError: CalledProcessError: Command '['cc']' returned non-zero exit status 1."
     assert verdict([dynamo]).unrecognised == []
@@ -786,8 +797,7 @@ def test_the_twenty_second_batchs_wording_families():
         "slurmstepd: error: pyxis: failed to import docker image": "image_pull_error",
         "| Error                     | GPU 3 has uncorrectable memory errors and row  |": "gpu_xid_error",
     }
-    for line, label in cases.items():
-        assert verdict([line]).primary == label, line
+    _assert_named(cases)
     # a missing JSON file is as often a config as data: not named dataset_path_missing
     assert (
         verdict(["FileNotFoundError: [Errno 2] No such file or directory: 'ds_config.json'"]).primary is None
@@ -835,16 +845,15 @@ def test_the_twenty_third_batchs_wording_families():
         "ValueError: Requested token count exceeds the model's maximum context length of 32768 tokens.": "model_config_invalid",
         "[Sat Mar  4 04:10:52 2023] INFO: task python:280058 blocked for more than 120 seconds.": "training_hang",
     }
-    for line, label in cases.items():
-        assert verdict([line]).primary == label, line
+    _assert_named(cases)
     assert verdict(["INFO: task jbd2/sda1-8:412 blocked for more than 120 seconds."]).primary is None
     # error-like: an event whose reason is an error; glog's error level after a prefix
-    for line in (
-        "  Warning  UnexpectedAdmissionError  13s   kubelet   Allocate failed due to rpc error",
-        "   52 E0218 16:32:31.384758   11849 job_controller_handler.go:188] Failed to update Pod <default/w-0>: duplicated pod",
-    ):
-        v = verdict([line])
-        assert v.primary is None and [u["line"] for u in v.unrecognised] == [line], line
+    _assert_unknown(
+        [
+            "  Warning  UnexpectedAdmissionError  13s   kubelet   Allocate failed due to rpc error",
+            "   52 E0218 16:32:31.384758   11849 job_controller_handler.go:188] Failed to update Pod <default/w-0>: duplicated pod",
+        ]
+    )
 
 
 def test_a_run_that_reported_success_has_no_unknown_failure_and_no_teardown_symptoms():
