@@ -203,7 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     out = [
         "# Diagnosis on real logs (`benchmarks/bench_diagnose.py`)",
         "",
-        f"Corpus: {len(corpus())} unmodified excerpts from public issue threads, pull requests and documentation "
+        f"Corpus: {len(corpus())} unmodified excerpts from public issue threads, pull requests, committed run logs and documentation "
         "(`tests/fixtures/diagnose_corpus`, sources in `SOURCES.tsv`).",
         "",
         "## Out of sample: each file diagnosed once, before any signature was fitted to it",
