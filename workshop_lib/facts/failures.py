@@ -329,9 +329,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # open shared object file: No such file or directory No plugin found (libnccl-net.so)...")
             r"NET/Plugin ?: ?dlerror=libnccl-net[^:]*: cannot open shared object file",
             # NCCL told to use the plugin by name (NCCL_NET="AWS Libfabric" / NCCL_NET_PLUGIN=ofi)
-            # without finding it
-            r"NET/Plugin ?: ?Could not find:? \w+ libnccl-net-\w+\.so",
-            # the same asked by name in newer NCCLs' words ("Could not find: aws-ofi libnccl-net-aws-ofi.so")
+            # without finding it, with or without the "NET/Plugin:" prefix of older releases ("Could
+            # not find: aws-ofi libnccl-net-aws-ofi.so")
             r"\bCould not find:? [\w-]+ libnccl-net-[\w-]+\.so",
             r"network (?:AWS )?Libfabric not found",
         ),

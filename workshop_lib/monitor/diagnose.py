@@ -331,16 +331,16 @@ _AUTOMATON = _automaton()
 BLOCK_LINES = 20_000
 
 
-def _block_targets(lines: list[str], text: str | None = None) -> dict[int, frozenset[tuple[str, int]]]:
-    """For a block of lines (``text``: the same lines joined by newlines, when the caller has it):
-    line index -> the gated checks that may match it."""
+def _block_targets(lines: list[str], text: str) -> dict[int, frozenset[tuple[str, int]]]:
+    """For a block of lines (``text``: the same lines joined by newlines): line index -> the gated
+    checks that may match it."""
     starts: list[int] = []
     pos = 0
     for line in lines:
         starts.append(pos)
         pos += len(line) + 1
     gates_of: dict[int, list[int]] = {}  # line index -> the gates found in it, in order
-    for end, gate in _AUTOMATON.iter("\n".join(lines) if text is None else text):
+    for end, gate in _AUTOMATON.iter(text):
         k = bisect_right(starts, end) - 1  # the line holding the gate's last character
         found = gates_of.get(k)
         if found is None:
@@ -445,9 +445,8 @@ class _Scan:
         self.stall_first: tuple[int, str] | None = None
         self.stall_checks = 0
         self.stall_last_time: float | None = None
-        self.succeeded: int | None = (
-            None  # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
-        )
+        # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
+        self.succeeded: int | None = None
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         self.corroborated: set[str] = set()
 
@@ -786,10 +785,9 @@ class _Scan:
                 self._add(label, number, line)
         if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
             self._stack_dump()
-        if self.solo_ranks and not self.shared_ranks:  # no traffic leaves the process
-            self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
-        one_node = (self.one_node or len(self.table_hosts) == 1) and len(self.table_hosts) <= 1
-        if one_node and not self.many_nodes:  # no traffic leaves the node
+        hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
+        one_node = not self.many_nodes and (hosts == 1 or (hosts == 0 and self.one_node))
+        if one_node or (self.solo_ranks and not self.shared_ranks):  # no traffic leaves the node
             self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
         if self.succeeded is not None:  # the run said it succeeded: teardown symptoms and noise
