@@ -874,3 +874,29 @@ def test_a_run_that_reported_success_has_no_unknown_failure_and_no_teardown_symp
     gai = "[W socket.cpp:663] [c10d] The IPv6 network addresses of (w-0, 23456) cannot be retrieved (gai error: -2 - Name or service not known)."
     shutdown = "[WARNING] The node 'm-0_7_0' has failed to shutdown the rendezvous 'none' due to an error of type RendezvousConnectionError."
     assert verdict([gai, shutdown]).primary is None
+
+
+def test_the_twenty_fourth_batchs_wording_families():
+    cases = {
+        "  what():  CUDA error: uncorrectable NVLink error detected during the execution": "gpu_xid_error",
+        "RuntimeError: DataLoader worker (pid 4161) is killed by signal: Killed.": "host_oom_killed",
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 2.0237e-320": "nan_loss",
+        "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 8.0": "nan_loss",
+    }
+    _assert_named(cases)
+    # Apex's early overflows while the scale settles are fp16's warm-up, not a collapse
+    apex = "Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to {}"
+    warmup = [apex.format(s) for s in (1024.0, 512.0)]
+    assert verdict(warmup).primary is None and not verdict(warmup).failed
+    # Megatron's scheduler refusing its flags: the assert's own source line, then a bare AssertionError
+    frame = '  File "megatron/core/optimizer_param_scheduler.py", line 156, in __init__'
+    for check in ("assert self.lr_decay_steps > 0", "assert self.warmup_steps < self.decay_steps"):
+        assert verdict([frame, f"    {check}", "AssertionError"]).primary == "train_flags_invalid"
+        assert verdict([frame, f"    {check}"]).primary is None  # the source line alone raised nothing
+    # error-like: an exception class from a module of errors; the CUDA samples' failed runtime call
+    _assert_unknown(
+        [
+            "triton.runtime.errors.OutOfResources: out of resource: shared memory, Required: 126978, Hardware limit: 101376.",
+            "Failed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!",
+        ]
+    )

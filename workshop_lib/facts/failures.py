@@ -76,7 +76,10 @@ LOSS_SCALE_COLLAPSE = 16.0
 # and the fused optimizer's "Reducing dynamic loss scale from 8.0 to 4.0". The group is the new scale.
 LOSS_SCALE_REDUCED_PATTERN = (
     r"(?:(?:OVERFLOW!|Overflow detected).*[Aa]ttempted loss scale: \S+,? reducing to"
-    r"|[Rr]educing dynamic loss scale from \S+ to) (\d+(?:\.\d+)?)"
+    r"|[Rr]educing dynamic loss scale from \S+ to"
+    # Apex's amp ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 512.0"),
+    # which prints a scale that has underflowed as far as 1e-320 in floating-point notation
+    r"|[Ss]kipping step, loss scaler \d+ reducing loss scale to) (\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 )
 
 # Megatron's count of NaN iterations, when it is not zero (a nan_loss pattern; the diagnoser's cheap
@@ -174,6 +177,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # (NotFound): ...")
     r"^\s*The [\w.]+ \"[^\"]+\" is invalid: ",
     r"^\s*Error from server \(\w+\)",
+    # an exception whose class says no "Error" but lives in a module of errors
+    # ("triton.runtime.errors.OutOfResources: out of resource: shared memory")
+    r"^\s*(?:[A-Za-z_]\w*\.)+(?:errors|exceptions)\.[A-Z]\w*(?:\(\w+\))?: ",
+    # the CUDA samples' check of a runtime call ("Failed to allocate device vector A (error code
+    # forward compatibility was attempted on non supported HW)!"), the GPU operator's validator
+    r"\(error code [^)]+\)!",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -224,6 +233,15 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     (
         "batch_size_not_divisible",
         r"^\s*assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
+        r"\bAssertionError\b",
+    ),
+    # ... Megatron's learning-rate scheduler checking the flags it was built from (--lr, --min-lr,
+    # --lr-decay-iters/samples, --lr-warmup-*, --start/end-weight-decay: megatron/core's
+    # OptimizerParamScheduler, the older AnnealingLR), so a decay span of zero steps (fewer samples
+    # than one global batch) fails as "assert self.lr_decay_steps > 0" ...
+    (
+        "train_flags_invalid",
+        r"^\s*assert\s+self\.(?:(?:lr_)?(?:decay|warmup)_steps|wsd_decay_steps|(?:min|max|init)_lr|(?:start|end)_wd)\b",
         r"\bAssertionError\b",
     ),
     # ... and an average over a split that has no samples (dividing by its length)
@@ -613,6 +631,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"exits with return code = -9\b",
             # GNU time (/usr/bin/time) reporting the command it ran SIGKILLed
             r"Command terminated by signal 9\b",
+            # a DataLoader worker killed outright (SIGKILL): the kernel's OOM killer, as the workers
+            # copy the dataset's Python objects page by page (a Bus error instead is /dev/shm)
+            r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Killed",
             # Ray's advice printed with every task its memory monitor killed (the error's other lines
             # may be cut by Ray's 20,000-character log window)
             r"how to address the out of memory issue: \S*ray-oom-prevention",
@@ -1000,6 +1021,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"GPU has fallen off the bus",
             r"uncorrectable ECC error",
             r"CUDA error: (an )?uncorrectable ECC",
+            # cudaErrorNvlinkUncorrectable: "uncorrectable NVLink error detected during the execution"
+            r"\buncorrectable NVLink error\b",
             # newer drivers split the message over lines without an Xid number (NVSentinel#155)
             r"\bfallen off the bus\b",
             # the NVIDIA device plugin's health check (k8s-device-plugin)
