@@ -900,3 +900,55 @@ def test_the_twenty_fourth_batchs_wording_families():
             "Failed to allocate device vector A (error code forward compatibility was attempted on non supported HW)!",
         ]
     )
+
+
+def test_the_twenty_fifth_batchs_wording_families():
+    cases = {
+        "  NCCL INFO NET/Plugin: Could not find: ofi": "efa_plugin_missing",
+        "NCCL INFO NET/Plugin: libnccl-net-ofi.so: /usr/lib/libibverbs.so.1: version `IBVERBS_PRIVATE_34' not found": "efa_plugin_missing",
+        "/var/spool/job_scripts/10505862: line 18: 16348 Killed                  python3 consolidate.py --save-prefix /groups/opt": "host_oom_killed",
+        "[rank5]: AssertionError: World size 8 is not divisible by tp_size 1 * pp_size 3": "parallelism_config_invalid",
+        "[default2]:[rank2]: AssertionError: Tokenizer path must be specified.": "train_flags_invalid",
+        "AssertionError: You must have a training stage starting at 1 in the config's data_stages": "train_flags_invalid",
+        "b'mount.nfs4: Connection timed out'": "volume_mount_failed",
+        'E0503 08:47:46.370467       1 driver.go:106] GRPC error: rpc error: code = Internal desc = Could not mount "fs-0:/" at "/var/lib/kubelet/pods/8/volumes/kubernetes.io~csi/pvc-2/mount": mount failed: exit status 32': "volume_mount_failed",
+        "slurmstepd: error: pyxis:     enroot-mount: failed to mount: /home/u/coco2017 at /tmp/enroot-data/user-0/pyxis_od/data: Permission denied": "volume_mount_failed",
+    }
+    _assert_named(cases)
+    # a device-side assert out of the embedding lookup: a token id past the vocabulary
+    assert_line = "RuntimeError: CUDA error: device-side assert triggered"
+    lookup = "    return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)"
+    assert verdict([lookup, assert_line]).primary == "vocab_mismatch"
+    assert verdict([assert_line]).primary is None  # anywhere else it says nothing of the vocabulary
+    # Google Cloud's own net plugin missing is not aws-ofi-nccl: listed as an unknown failure
+    gib = [
+        "h:565:565 [7] NCCL INFO NET/Plugin: No plugin found (libnccl-net.so)",
+        "h:562:562 [5] net.cc:579 NCCL WARN Error: network gIB not found.",
+    ]
+    v = verdict(gib)
+    assert v.primary is None and v.unrecognised and verdict(gib[:1]).primary == "efa_plugin_missing"
+    # enroot failing on the node before any pull is not the image
+    pyxis = [
+        "slurmstepd: error: pyxis: failed to import docker image",
+        "slurmstepd: error: pyxis:     mkdir: cannot create directory '/run/enroot': Permission denied",
+    ]
+    assert verdict(pyxis[:1]).primary == "image_pull_error" and verdict(pyxis).primary is None
+    _assert_unknown(
+        [
+            "(head, rank=0, pid=1113) bash: torchrun: command not found",
+            "sh: 1: Leader_Node_Address: not found",
+        ]
+    )
+
+
+def test_a_nan_only_in_validation_with_training_going_on_is_not_a_diverging_run():
+    """A validation loss of NaN while training steps log a finite loss after it is evaluation's own
+    fault: listed as an unknown failure, not nan_loss (whose advice is about diverging)."""
+    step = "2026-03-04 18:53:57 | INFO | root | step {} | epoch 0 | loss {} | grad_norm 7.5 | lr 5.00e-06"
+    val = "2026-03-04 18:59:15 | INFO | root | [val] step 3 | epoch 0 | loss nan | lr 5.00e-06"
+    v = verdict([step.format(2, 1.97), val, step.format(4, 1.82)])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [val]
+    assert verdict([step.format(2, 1.97), val]).primary == "nan_loss"  # nothing after it: may diverge
+    assert verdict([val, step.format(4, "nan")]).primary == "nan_loss"  # training's own loss is NaN
+    megatron = " validation loss at iteration 100 | lm loss value: nan | lm loss PPL: nan |"
+    assert verdict([megatron, step.format(101, 1.8)]).primary is None

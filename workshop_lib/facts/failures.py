@@ -120,6 +120,13 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
 # HANG_TAIL_LINES lines before the report, and none after it.
 PROGRESS_LINE_PATTERN = r"\b(?:step|iter(?:ation)?)[\s\[\]:=#]{0,12}\d+\b.*loss\W{0,3}[-\d.]"
+# A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
+# after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
+# diverging run: its lines are listed as an unknown failure, and nan_loss's advice (lower the
+# learning rate, bf16) is not given.
+VALIDATION_LINE_PATTERN = (
+    r"\[val(?:idation)?\]|\b(?:val|validation|eval)[ _/](?:lm[ _])?loss\b|\bvalidation loss\b"
+)
 STALL_REPORT_GAP_SECONDS = 50.0
 # A stack dump of live processes: py-spy's ('Thread 0x7FA6E7C01740 (idle): "MainThread"', then frames
 # like "    wait (threading.py:302)"), gdb's py-bt and faulthandler's ("Traceback (most recent call
@@ -183,6 +190,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # the CUDA samples' check of a runtime call ("Failed to allocate device vector A (error code
     # forward compatibility was attempted on non supported HW)!"), the GPU operator's validator
     r"\(error code [^)]+\)!",
+    # a shell that cannot run the command it was given ("bash: torchrun: command not found")
+    r"\b(?:ba|z|da)?sh(?:: line \d+|: \d+)?: [^\s:]+: (?:command )?not found",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -235,6 +244,13 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"^\s*assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
         r"\bAssertionError\b",
     ),
+    # ... a device-side assert raised out of the embedding lookup (its own source line in the
+    # traceback): a token id at or above the vocabulary size (the kernel's assert line may be lost)
+    (
+        "vocab_mismatch",
+        r"\breturn (?:torch\.embedding|F\.embedding)\(",
+        r"device-side assert triggered",
+    ),
     # ... Megatron's learning-rate scheduler checking the flags it was built from (--lr, --min-lr,
     # --lr-decay-iters/samples, --lr-warmup-*, --start/end-weight-decay: megatron/core's
     # OptimizerParamScheduler, the older AnnealingLR), so a decay span of zero steps (fewer samples
@@ -265,6 +281,14 @@ _IB_FABRIC = (
     r"via NET/IB",
     r"Bootstrap ?: ?Using (?:\[\d+\])?ib\w*:",
     r"NET/IB ?: ?Unable to open device mlx",
+)
+
+# A Google Cloud GPU cluster, whose fabric is reached through Google's own NCCL net plugins (gIB on
+# A3 Ultra/A4, FasTrak/TCPXO on A3 Mega, GPUDirect-TCPX on A3 High): a plugin missing there is not
+# aws-ofi-nccl, and the "No plugin found" lines around it are not an EFA node's.
+_GCP_FABRIC = (
+    r"\bnetwork (?:gIB|FasTrak|GPUDirectTCPX\w*)\b",
+    r"Using network (?:gIB|FasTrak|GPUDirectTCPX)",
 )
 
 # Evidence that NCCL's communicators hold one process each (a single-GPU run, or a notebook): the
@@ -351,11 +375,15 @@ FAILURES: tuple[FailureSignature, ...] = (
             # not find: aws-ofi libnccl-net-aws-ofi.so")
             r"\bCould not find:? [\w-]+ libnccl-net-[\w-]+\.so",
             r"network (?:AWS )?Libfabric not found",
+            # NCCL_NET_PLUGIN=ofi: the loader's error for the plugin (a libefa/libibverbs version it
+            # needs), then "Could not find: ofi" with no file name (NCCL 2.26+)
+            r"NET/Plugin ?: ?libnccl-net-(?:aws-)?ofi\.so: ",
+            r"NET/Plugin ?: ?Could not find:? (?:aws-)?ofi\s*$",
         ),
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
         "/opt/amazon/efa/lib on LD_LIBRARY_PATH.",
-        unless=_EFA_ACTIVE + _IB_FABRIC,
+        unless=_EFA_ACTIVE + _IB_FABRIC + _GCP_FABRIC,
         role="context",
     ),
     FailureSignature(
@@ -634,6 +662,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a DataLoader worker killed outright (SIGKILL): the kernel's OOM killer, as the workers
             # copy the dataset's Python objects page by page (a Bus error instead is /dev/shm)
             r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Killed",
+            # bash reporting a command of its script killed by SIGKILL ("job.sh: line 18: 16348 Killed
+            # python3 consolidate.py ...")
+            r"\bline \d+: +\d+ Killed +\S",
             # Ray's advice printed with every task its memory monitor killed (the error's other lines
             # may be cut by Ray's 20,000-character log window)
             r"how to address the out of memory issue: \S*ray-oom-prevention",
@@ -734,7 +765,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--data-parallel-size \d+ does not match world size",
             r"expert parallel \d+ x expert tensor parallel \d+ exceeds the \d+ ranks",
             # megatron-core (parallel_state.py), DeepSpeed, vLLM and other trainers' wordings
-            r"world[_ ]size:? \(?\d+\)? is not divisible by",
+            r"[Ww]orld[_ ]size:? \(?\d+\)? is not divisible by",
             r"[Ww]orld size \d+ must be divisible by the product of",
             r"(?:tensor|pipeline|tp|pp)_?\w* \* (?:tensor|pipeline|tp|pp)_?\w* must be equal to world_size",
             r"heads? (?:\(\d+\) )?must be divisible by (?:the )?(?:world size|mp_size|tensor parallel size|tp_size|tp size)",
@@ -1113,6 +1144,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
         "imagePullSecret) may read the repository.",
+        # enroot failing on the node itself, before any pull (its runtime or cache folder not writable,
+        # as quoted in pyxis' log): not the image
+        unless=(r"pyxis:\s+mkdir: cannot create directory",),
     ),
     FailureSignature(
         "volume_mount_failed",
@@ -1125,7 +1159,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"AttachVolume\.Attach failed for volume",
             r"pod has unbound immediate PersistentVolumeClaims",
             r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
-            r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied)",
+            r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied|timed out)",
+            r"Could not mount \"[^\"]+\" at \"/var/lib/kubelet/pods/",
+            # a container's bind mount refused on a Slurm node (pyxis --container-mounts)
+            r"enroot-mount: failed to mount: ",
             # dynamic provisioning of the claim's volume failed (a StorageClass parameter, a quota)
             r"\bProvisioningFailed\b",
             r"failed to provision volume with StorageClass",
@@ -1184,6 +1221,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
             r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # a required input left out, or a config file refused by its own validation
+            r"(?:Assertion|Value)Error: [\w ]{1,40} (?:must|should) be (?:specified|provided|given|set)\b",
+            r"(?:Assertion|Value)Error: .*\b(?:in|of) (?:the|your) config(?:'s|uration)?\b",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

@@ -168,6 +168,7 @@ _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 _ESC = "\x1b["
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
+_VALIDATION = re.compile(F.VALIDATION_LINE_PATTERN)
 _SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
@@ -448,6 +449,9 @@ class _Scan:
         # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
         self.succeeded: int | None = None
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
+        # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
+        self.validation_nan: int | None = None
+        self.nan_outside_validation = False
         self.corroborated: set[str] = set()
 
     # --- one line ----------------------------------------------------------------------------
@@ -558,6 +562,11 @@ class _Scan:
         if len(f.evidence) < F.EVIDENCE_LINES and (rank not in seen or len(seen) >= F.EVIDENCE_LINES):
             f.evidence.append({"line_number": number, "line": _clip(line)})
         seen.add(rank)
+        if label == "nan_loss":
+            if _VALIDATION.search(line):
+                self.validation_nan = number
+            else:
+                self.nan_outside_validation = True
 
     def _stall(self, line: str, number: int) -> None:
         if self.stall_first is None:
@@ -719,6 +728,21 @@ class _Scan:
                          "with no error before it and no step after it: a dump taken of a run that "
                          f"stopped; its innermost frames show what each process waits for. {f.explanation}")  # fmt: skip
 
+    def _validation_only_nan(self) -> None:
+        """A NaN loss only in validation reports, and training steps with a finite loss after the
+        last of them (F.VALIDATION_LINE_PATTERN): not a diverging run, an unknown failure."""
+        f = self.found.get("nan_loss")
+        last = self.validation_nan
+        if f is None or last is None or self.nan_outside_validation:
+            return
+        if not any(
+            n > last and _PROGRESS.search(line) and not _VALIDATION.search(line) for n, line in self.tail
+        ):
+            return
+        del self.found["nan_loss"]
+        room = F.UNRECOGNISED_MAX - len(self.unrecognised)
+        self.unrecognised.extend(f.evidence[: max(room, 0)])
+
     def _stuck_locks(self) -> None:
         """``triton_cache_hang``: a Triton cache lock asked for and never acquired.
 
@@ -783,6 +807,7 @@ class _Scan:
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
                 self._add(label, number, line)
+        self._validation_only_nan()
         if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
             self._stack_dump()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
