@@ -952,3 +952,50 @@ def test_a_nan_only_in_validation_with_training_going_on_is_not_a_diverging_run(
     assert verdict([val, step.format(4, "nan")]).primary == "nan_loss"  # training's own loss is NaN
     megatron = " validation loss at iteration 100 | lm loss value: nan | lm loss PPL: nan |"
     assert verdict([megatron, step.format(101, 1.8)]).primary is None
+
+
+def test_the_twenty_sixth_batchs_wording_families():
+    cases = {
+        "RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: /home/sd/pytorch/caffe2/core/event_gpu.cc:17: out of memory ": "cuda_oom",
+        'RuntimeError: [/opt/dali/dali/util/std_file.cc:29] Assert on "fp_ != nullptr" failed: Could not open file /data/train.rec: No such file or directory': "dataset_path_missing",
+        '        "reason": "NVIDIA-H100-80GB-HBM3 checked fabric state; fabric manager found but not active",': "fabric_manager_not_running",
+        "[f8107735c673549d7acd-n0-0] terminated with exit code (137). Reason [Error]. Message: ": "host_oom_killed",
+        "RuntimeError: [enforce fail at CPUAllocator.cpp:71] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 244470272 bytes. Error code 12 (Cannot allocate memory)": "host_oom_killed",
+        "(skyrl_entrypoint pid=819281, ip=172.25.105.154) OSError: [Errno 12] Cannot allocate memory": "host_oom_killed",
+        "| WARNING: overflow detected, setting loss scale to: 0.25": "nan_loss",
+        "2025-10-09 20:16:32,652    WARNING services.py:2159 -- WARNING: The object store is using /tmp instead": "shm_too_small",
+    }
+    _assert_named(cases)
+    # fairseq trains at a loss scale of 1 and more: only a scale below 1 is a collapse there
+    note = "2021-03-08 18:06:56 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: {}"
+    assert verdict([note.format(2.0), note.format(1.0)]).primary is None
+    # Open MPI's HCOLL without an HCA, RCCL's optional MSCCL++: healthy starts
+    for benign in (
+        "[ubuntu:2879955] Error: coll_hcoll_module.c:310 - mca_coll_hcoll_comm_query() Hcol library init failed",
+        "ai3:155:942 [4] init.cc:1954 NCCL WARN MSCCL++: Cannot enable MSCCL++; environment is not MSCCL compatible",
+    ):
+        assert not verdict([benign]).failed
+    # error-like: TensorFlow's error form, the dynamic loader's refusal
+    _assert_unknown(
+        [
+            "UnknownError (see above for traceback): ncclAllReduce failed: invalid data type",
+            "> gpud: symbol lookup error: gpud: undefined symbol: nvmlDeviceGetGpuFabricInfoV",
+        ]
+    )
+
+
+def test_a_traceback_reported_as_handled_is_not_a_failure():
+    """NeMo's safe_import logs the traceback of an optional symbol a Megatron release lacks and goes
+    on: the exception that ends it (on that rank, soon after) is not a failure; a later one is."""
+    handled = [
+        " 2: Import of quick_gelu from megatron.core.fusions.fused_bias_geglu failed with: Traceback (most recent call last):",
+        ' 2:   File "/workspace/NeMo/nemo/utils/import_utils.py", line 319, in safe_import_from',
+        " 2: AttributeError: module 'megatron.core.fusions.fused_bias_geglu' has no attribute 'quick_gelu'",
+    ]
+    assert not verdict(handled).failed
+    later = " 2: RuntimeError: shapes cannot be multiplied"
+    assert [u["line"] for u in verdict([*handled, later]).unrecognised] == [later]
+    other_rank = (
+        " 3: AttributeError: module 'megatron.core.fusions.fused_bias_geglu' has no attribute 'quick_gelu'"
+    )
+    assert verdict([handled[0], other_rank]).unrecognised  # another rank's exception is its own

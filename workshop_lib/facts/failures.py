@@ -124,6 +124,19 @@ PROGRESS_LINE_PATTERN = r"\b(?:step|iter(?:ation)?)[\s\[\]:=#]{0,12}\d+\b.*loss\
 # after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
 # diverging run: its lines are listed as an unknown failure, and nan_loss's advice (lower the
 # learning rate, bf16) is not given.
+# fairseq's fp16 scaler ("WARNING: overflow detected, setting loss scale to: 0.25", "NOTE: gradient
+# overflow detected, ignoring gradient, setting loss scale to: 2.0"). fairseq trains at scales of 1 to
+# 8 in healthy runs (its FSDP example settles at 1.0) and gives up at 1e-4, so only a scale below
+# FAIRSEQ_LOSS_SCALE_COLLAPSE is a collapse there: gradients overflowing fp16 without any scaling up.
+FAIRSEQ_LOSS_SCALE_PATTERN = (
+    r"overflow detected, (?:ignoring gradient, )?setting loss scale to: (\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+)
+FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
+# A traceback a framework reports as handled: NeMo's safe_import logs "Import of quick_gelu from
+# megatron.core.fusions.fused_bias_geglu failed with: Traceback ..." for an optional symbol a
+# Megatron release lacks, and goes on. The exception line that ends it (per rank) is not a failure.
+HANDLED_TRACEBACK_PATTERN = r"\bImport of \w+ from [\w.]+ failed with: Traceback"
+HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
 VALIDATION_LINE_PATTERN = (
     r"\[val(?:idation)?\]|\b(?:val|validation|eval)[ _/](?:lm[ _])?loss\b|\bvalidation loss\b"
 )
@@ -192,6 +205,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\(error code [^)]+\)!",
     # a shell that cannot run the command it was given ("bash: torchrun: command not found")
     r"\b(?:ba|z|da)?sh(?:: line \d+|: \d+)?: [^\s:]+: (?:command )?not found",
+    # TensorFlow's error form ("UnknownError (see above for traceback): ncclAllReduce failed ...")
+    r"\w+Error \(see above for traceback\): ",
+    # the dynamic loader refusing a binary ("gpud: symbol lookup error: gpud: undefined symbol: ...")
+    r": symbol lookup error: ",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -226,6 +243,11 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"ras/client_support\.cc:\d+ NCCL WARN Call to bind failed: Address already in use",
     # aws-ofi-nccl asking NCCL for its version (to decide on NVLS) through a symbol older NCCLs lack
     r"NET/OFI Could not find ncclGetVersion symbol",
+    # Open MPI's HCOLL collectives finding no InfiniBand HCA: MPI falls back to its other
+    # collective components (the job's own traffic is NCCL's)
+    r"mca_coll_hcoll_comm_query\(\) Hcol library init failed",
+    # RCCL (AMD's NCCL) declining its optional MSCCL++ path
+    r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
 )
 
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
@@ -480,6 +502,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error",
             r"workers are out of shared memory",
             r"raise your shared memory limit",
+            # Ray's object store on a small /dev/shm: it falls back to /tmp (slow, and spills)
+            r"[Oo]bject store is using /tmp instead",
         ),
         "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
         "buffers and DataLoader workers need much more.",
@@ -620,6 +644,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # memory'"), and the driver API's name for it
             r"Cuda failure (?:\d+ )?'out of memory'",
             r"CUDA_ERROR_OUT_OF_MEMORY",
+            # Caffe2's check of a CUDA call ("[enforce fail at event_gpu.cc:17] error == cudaSuccess. 2
+            # vs 0. Error at: .../event_gpu.cc:17: out of memory")
+            r"\[enforce fail at [^\]]+\].*: out of memory\s*$",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -640,7 +667,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bExit Code:\s+137\b",
             # the same exit status in launchers' and shells' own words ("exited with code 137", "exit
             # status 137", "returned non-zero exit status 137")
-            r"\b[Ee]xit(?:ed)?(?: with)?(?: non-zero)? (?:code|status)[:=]? ?137\b",
+            r"\b[Ee]xit(?:ed)?(?: with)?(?: non-zero)? (?:code|status)[:=]? ?\(?137\b",
             # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
             r"[Oo]ut of memory: Kill(?:ed)? process \d+",
             r"\boom-kill:constraint=",
@@ -662,6 +689,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a DataLoader worker killed outright (SIGKILL): the kernel's OOM killer, as the workers
             # copy the dataset's Python objects page by page (a Bus error instead is /dev/shm)
             r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Killed",
+            # an allocation the host refused: PyTorch's CPU allocator, or any call failing with ENOMEM
+            # (os.fork() of a checkpoint writer, a pinned buffer)
+            r"DefaultCPUAllocator: can't allocate memory",
+            r"\[Errno 12\] Cannot allocate memory|Error code 12 \(Cannot allocate memory\)",
             # bash reporting a command of its script killed by SIGKILL ("job.sh: line 18: 16348 Killed
             # python3 consolidate.py ...")
             r"\bline \d+: +\d+ Killed +\S",
@@ -854,6 +885,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"No such file or directory: '[^']*\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'",
             # Hugging Face datasets resolving data_files that match nothing
             r"FileNotFoundError: Unable to find '",
+            # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
+            r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
         ),
         "--data-path points at files that do not exist in the pod.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
@@ -1100,6 +1133,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Usage: \S*nvidia-fabricmanager-start\.sh",
             # the start script's precheck on NVLink 5 systems (B200/GB200: FM needs ib_umad for NVLSM)
             r"fabric manager cannot be started",
+            # a node health agent's check (leptonai/gpud) on an NVSwitch system
+            r"fabric manager found but not active",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "

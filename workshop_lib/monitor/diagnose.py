@@ -159,6 +159,8 @@ _SOLO = _alt(F.SOLO_RANK_PATTERNS)
 _SHARED = _alt(F.SHARED_RANK_PATTERNS)
 _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
+_FAIRSEQ_SCALE = re.compile(F.FAIRSEQ_LOSS_SCALE_PATTERN)
+_HANDLED_TRACEBACK = re.compile(F.HANDLED_TRACEBACK_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
@@ -273,7 +275,14 @@ _gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
 _GATES.setdefault("  Rank ", set()).add(("unless", 0))
 _gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
 _gate(
-    (F.LOSS_SCALE_REDUCED_PATTERN, F.TRITON_LOCK_ATTEMPT_PATTERN, F.TRITON_LOCK_ACQUIRED_PATTERN), ("misc", 0)
+    (
+        F.LOSS_SCALE_REDUCED_PATTERN,
+        F.FAIRSEQ_LOSS_SCALE_PATTERN,
+        F.HANDLED_TRACEBACK_PATTERN,
+        F.TRITON_LOCK_ATTEMPT_PATTERN,
+        F.TRITON_LOCK_ACQUIRED_PATTERN,
+    ),
+    ("misc", 0),
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
 _gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
@@ -451,6 +460,8 @@ class _Scan:
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
+        # rank -> the line of a traceback the framework reported as handled: its exception line is next
+        self.handled_traceback: dict[str, int] = {}
         self.nan_outside_validation = False
         self.corroborated: set[str] = set()
 
@@ -500,6 +511,14 @@ class _Scan:
                     # iteration line may still say "number of skipped iterations: 0")
                     self._add("skipped_iterations", number, line)
                     return
+            elif "loss scale to: " in line:
+                m = _FAIRSEQ_SCALE.search(line)
+                if m and float(m.group(1)) < F.FAIRSEQ_LOSS_SCALE_COLLAPSE:
+                    self._add("nan_loss", number, line)
+                    return
+            if "failed with: Traceback" in line and _HANDLED_TRACEBACK.search(line):
+                self.handled_traceback[_rank_of(line)] = number
+                return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
         if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
@@ -544,6 +563,9 @@ class _Scan:
         if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
             return
         rank = _rank_of(line)
+        start = self.handled_traceback.pop(rank, None)
+        if start is not None and number - start <= F.HANDLED_TRACEBACK_LINES:
+            return  # the exception that ends a traceback reported as handled
         n = self.unrecognised_per_rank.get(rank, 0)
         if n < F.UNRECOGNISED_PER_RANK:
             self.unrecognised_per_rank[rank] = n + 1
