@@ -999,3 +999,27 @@ def test_a_traceback_reported_as_handled_is_not_a_failure():
         " 3: AttributeError: module 'megatron.core.fusions.fused_bias_geglu' has no attribute 'quick_gelu'"
     )
     assert verdict([handled[0], other_rank]).unrecognised  # another rank's exception is its own
+
+
+def test_the_twenty_seventh_batchs_wording_families():
+    cases = {
+        "19:11:09  [autoscaler] Launching instances failed: ... api error InsufficientInstanceCapacity:": "pod_pending_insufficient_resources",
+        "2024-04-19 02:49:08 Pending - Training job failed for insufficient capacity": "pod_pending_insufficient_resources",
+        "MisconfigurationException: `Trainer(strategy='ddp')` or `Trainer(accelerator='ddp')` is not compatible with an interactive environment. Run your code as a script": "train_flags_invalid",
+    }
+    _assert_named(cases)
+    # the kubelet's first start on a node, at error level, is healthy
+    kubelet = 'Jun 03 12:14:39 kind-worker kubelet[228]: E0603 12:14:39.248618     228 manager.go:525] "Failed to read data from checkpoint" err="checkpoint is not found" checkpoint="kubelet_internal_checkpoint"'
+    assert not verdict([kubelet]).failed
+    # zap's DPANIC in an operator's log is error-like
+    _assert_unknown(["2021-08-23T13:43:50.931Z        DPANIC  controllers.ClusterPolicy"])
+    # "peer access is not supported" is a GPU pair without P2P (PCIe L4/L40S), not an NVLS set-up:
+    # listed as an unknown failure; NVLS's own lines come from transport/nvls.cc
+    p2p = [
+        "ncclUnhandledCudaError: Call to CUDA function failed.",
+        "Cuda failure 217 'peer access is not supported between these two devices'",
+    ]
+    v = verdict(p2p)
+    assert v.primary is None and v.unrecognised
+    nvls = "node2:242431:242474 [0] transport/nvls.cc:158 NCCL WARN Cuda failure 1 'invalid argument'"
+    assert verdict([nvls]).primary == "nvls_peer_access"

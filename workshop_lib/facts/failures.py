@@ -209,6 +209,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\w+Error \(see above for traceback\): ",
     # the dynamic loader refusing a binary ("gpud: symbol lookup error: gpud: undefined symbol: ...")
     r": symbol lookup error: ",
+    # zap's panic levels in Go operators' logs (DPANIC: a development-mode panic logged, not raised)
+    r"\bD?PANIC\b",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -248,6 +250,11 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"mca_coll_hcoll_comm_query\(\) Hcol library init failed",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
+    # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
+    # no separate image file system, and the node object not registered yet
+    r"\"Failed to read data from checkpoint\" err=\"checkpoint is not found\"",
+    r"eviction manager: failed to check if we have separate container filesystem\. Ignoring\.",
+    r"\"Eviction manager: failed to get summary stats\" err=\"failed to get node info: node \\\"[^\"\\]+\\\" not found\"",
 )
 
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
@@ -473,8 +480,6 @@ FAILURES: tuple[FailureSignature, ...] = (
         (
             r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory",
             r"transport/nvls\.cc.*NCCL WARN Cuda failure",
-            r"NCCL WARN Cuda failure.*peer access",
-            r"peer access is not supported between these two devices",
             r"cuMulticast\w+ failed",
         ),
         "NCCL's NVLink SHARP (NVLS) multicast set-up failed on this node (Fabric Manager / driver "
@@ -1228,10 +1233,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the cluster autoscaler (Kueue's ProvisioningRequest) unable to add nodes
             r"max cluster limit reached, nodepools out of resources",
             r"insufficient (?:unused )?quota for \S+ in flavor",
+            # the cloud has no capacity left for the instance type the node group (or a managed
+            # service's job) asks for: EC2's error as Karpenter, an autoscaler or SageMaker pass it on
+            r"\bInsufficientInstanceCapacity\b",
+            r"failed for insufficient capacity|Unable to provision requested ML compute capacity",
+            r"failed to acquire min nodes",
         ),
-        "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free.",
+        "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
+        "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
-        "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs.",
+        "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs; for "
+        "InsufficientInstanceCapacity use a capacity reservation or another zone.",
         unless=(r"Successfully assigned \S+ to",),
     ),
     # --- the kit's trainer: any other refusal ------------------------------------------------------
@@ -1252,7 +1264,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
-            r"(?:Value|NotImplemented)Error: [\w .-]{1,60} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
+            r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
             r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",

@@ -100,8 +100,9 @@ RULES: tuple[Rule, ...] = (
         "NCCL_NVLS_ENABLE",
         "0",
         FAST,
-        "NVLink SHARP (NVLS) fails with peer access errors on some nodes "
-        "('peer access is not supported between these two devices')",
+        "NVLink SHARP (NVLS) set-up fails on some nodes (Fabric Manager or driver state: "
+        "'Failed to bind NVLink SHARP (NVLS) Multicast memory', transport/nvls.cc 'Cuda failure 1 "
+        "invalid argument')",
         "set NCCL_NVLS_ENABLE=0",
     ),
     Rule(
