@@ -273,7 +273,8 @@ _gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
 _gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
 # nccl-tests' device table: its own literals ("Rank", "Pid", "device") are too common to gate on
 _GATES.setdefault("  Rank ", set()).add(("unless", 0))
-_gate((p for _, line, other in F.CORROBORATED_SIGNS for p in (line, other)), ("weak", 0))
+for _i, (_, _line_rx, _other_rx) in enumerate(F.CORROBORATED_SIGNS):
+    _gate((_line_rx, _other_rx), ("weak", _i))  # each pair its own gates: a line tests only its pairs
 _gate(
     (
         F.LOSS_SCALE_REDUCED_PATTERN,
@@ -523,8 +524,9 @@ class _Scan:
             self._stall(line, number)
         if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
             self.succeeded = number
-        if everything or ("weak", 0) in targets:
-            self._weak(line, number)
+        weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
+        if weak:
+            self._weak(line, number, weak)
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
             return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
@@ -600,8 +602,9 @@ class _Scan:
             self.stall_checks += 1
             self.stall_last_time = t
 
-    def _weak(self, line: str, number: int) -> None:
-        for label, rx, other in _WEAK:
+    def _weak(self, line: str, number: int, pairs: Iterable[int]) -> None:
+        for i in pairs:
+            label, rx, other = _WEAK[i]
             if rx.search(line):
                 self.weak.setdefault(label, (number, line))
             elif other.search(line):
