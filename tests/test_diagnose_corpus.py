@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import re
 from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
 
 from workshop_lib.facts.failures import FAILURES_BY_LABEL
-from workshop_lib.monitor.diagnose import MAX_LINE_CHARS, _Scan, verdict
+from workshop_lib.monitor.diagnose import _ANSI, MAX_LINE_CHARS, _Scan, verdict
 
 CORPUS = Path(__file__).parent / "fixtures" / "diagnose_corpus"
 LOGS = Path(__file__).parent / "fixtures" / "logs"
@@ -30,7 +29,7 @@ def _expected(path: Path) -> str:
 def _same_line(raw: str, shown: str) -> bool:
     """A verdict quotes the log's line without its colour codes, clipped to MAX_LINE_CHARS with '...'
     when longer."""
-    raw, shown = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw).rstrip(), shown.rstrip()
+    raw, shown = _ANSI.sub("", raw).rstrip(), shown.rstrip()
     return raw == shown or (
         shown.endswith("...") and raw.startswith(shown[:-3]) and len(shown) == MAX_LINE_CHARS
     )
@@ -656,6 +655,12 @@ def _assert_named(cases: dict[str, str]) -> None:
         assert verdict([line]).primary == label, line
 
 
+def _assert_benign(lines: list[str]) -> None:
+    for line in lines:
+        v = verdict([line])
+        assert v.findings == [] and v.unrecognised == [], line
+
+
 def _assert_unknown(lines: list[str]) -> None:
     """Each line alone is an unknown failure that the verdict lists, not a silent log."""
     for line in lines:
@@ -803,13 +808,13 @@ def test_the_twenty_second_batchs_wording_families():
         verdict(["FileNotFoundError: [Errno 2] No such file or directory: 'ds_config.json'"]).primary is None
     )
     # benign: NCCL's RAS port, aws-ofi-nccl's version probe, the elastic agents' keep-alive at shutdown
-    for line in (
-        "[rank0]:[2025-07-31 14:11:12] devvm:1655756:1706127 [0] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use",
-        "algo-2:183:360 [3] configure_nvls_option:287 NCCL WARN NET/OFI Could not find ncclGetVersion symbol",
-        "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'n1_78331_0' has failed to send a keep-alive heartbeat to the rendezvous '2092' due to an error of type RendezvousTimeoutError.",
-    ):
-        v = verdict([line])
-        assert v.findings == [] and v.unrecognised == [], line
+    _assert_benign(
+        [
+            "[rank0]:[2025-07-31 14:11:12] devvm:1655756:1706127 [0] ras/client_support.cc:160 NCCL WARN Call to bind failed: Address already in use",
+            "algo-2:183:360 [3] configure_nvls_option:287 NCCL WARN NET/OFI Could not find ncclGetVersion symbol",
+            "WARNING:torch.distributed.elastic.rendezvous.dynamic_rendezvous:The node 'n1_78331_0' has failed to send a keep-alive heartbeat to the rendezvous '2092' due to an error of type RendezvousTimeoutError.",
+        ]
+    )
     assert (
         verdict(["torch.distributed.elastic.rendezvous.api.RendezvousTimeoutError"]).primary
         == "rendezvous_timeout"
@@ -970,11 +975,12 @@ def test_the_twenty_sixth_batchs_wording_families():
     note = "2021-03-08 18:06:56 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: {}"
     assert verdict([note.format(2.0), note.format(1.0)]).primary is None
     # Open MPI's HCOLL without an HCA, RCCL's optional MSCCL++: healthy starts
-    for benign in (
-        "[ubuntu:2879955] Error: coll_hcoll_module.c:310 - mca_coll_hcoll_comm_query() Hcol library init failed",
-        "ai3:155:942 [4] init.cc:1954 NCCL WARN MSCCL++: Cannot enable MSCCL++; environment is not MSCCL compatible",
-    ):
-        assert not verdict([benign]).failed
+    _assert_benign(
+        [
+            "[ubuntu:2879955] Error: coll_hcoll_module.c:310 - mca_coll_hcoll_comm_query() Hcol library init failed",
+            "ai3:155:942 [4] init.cc:1954 NCCL WARN MSCCL++: Cannot enable MSCCL++; environment is not MSCCL compatible",
+        ]
+    )
     # error-like: TensorFlow's error form, the dynamic loader's refusal
     _assert_unknown(
         [
@@ -1009,8 +1015,13 @@ def test_the_twenty_seventh_batchs_wording_families():
     }
     _assert_named(cases)
     # the kubelet's first start on a node, at error level, is healthy
-    kubelet = 'Jun 03 12:14:39 kind-worker kubelet[228]: E0603 12:14:39.248618     228 manager.go:525] "Failed to read data from checkpoint" err="checkpoint is not found" checkpoint="kubelet_internal_checkpoint"'
-    assert not verdict([kubelet]).failed
+    _assert_benign(
+        [
+            'Jun 03 12:14:39 kind-worker kubelet[228]: E0603 12:14:39.248618     228 manager.go:525] "Failed to read data from checkpoint" err="checkpoint is not found" checkpoint="kubelet_internal_checkpoint"',
+            'Jun 03 12:14:39 kind-worker kubelet[228]: E0603 12:14:39.255797     228 eviction_manager.go:272] "eviction manager: failed to check if we have separate container filesystem. Ignoring." err="no imagefs label for configured runtime"',
+            r'Jun 03 12:14:39 kind-worker kubelet[228]: E0603 12:14:39.256437     228 eviction_manager.go:297] "Eviction manager: failed to get summary stats" err="failed to get node info: node \"kind-worker\" not found"',
+        ]
+    )
     # zap's DPANIC in an operator's log is error-like
     _assert_unknown(["2021-08-23T13:43:50.931Z        DPANIC  controllers.ClusterPolicy"])
     # "peer access is not supported" is a GPU pair without P2P (PCIe L4/L40S), not an NVLS set-up:

@@ -70,6 +70,8 @@ UNRECOGNISED_MAX = 24
 # at minimum"). Megatron's bf16 runs print a constant "loss scale: 1.0", which is not a collapse:
 # the iteration-line rule needs a scale above 1 earlier in the log and skipped iterations.
 LOSS_SCALE_COLLAPSE = 16.0
+# A loss scale as the scalers print it, in plain or floating-point notation ("512.0", "2.0237e-320").
+_LOSS_SCALE = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 # DeepSpeed's fp16 overflow lines, whichever release printed them: "[deepspeed] OVERFLOW! Rank 0
 # Skipping step. Attempted loss scale: 16, reducing to 8" (deepspeed/runtime/fp16/loss_scaler.py),
 # the older "[Rank 0] Overflow detected. Skipping step. Attempted loss scale: 8.0, reducing to 4.0"
@@ -79,7 +81,7 @@ LOSS_SCALE_REDUCED_PATTERN = (
     r"|[Rr]educing dynamic loss scale from \S+ to"
     # Apex's amp ("Gradient overflow.  Skipping step, loss scaler 0 reducing loss scale to 512.0"),
     # which prints a scale that has underflowed as far as 1e-320 in floating-point notation
-    r"|[Ss]kipping step, loss scaler \d+ reducing loss scale to) (\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+    r"|[Ss]kipping step, loss scaler \d+ reducing loss scale to) " + _LOSS_SCALE
 )
 
 # Megatron's count of NaN iterations, when it is not zero (a nan_loss pattern; the diagnoser's cheap
@@ -120,16 +122,12 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
 # HANG_TAIL_LINES lines before the report, and none after it.
 PROGRESS_LINE_PATTERN = r"\b(?:step|iter(?:ation)?)[\s\[\]:=#]{0,12}\d+\b.*loss\W{0,3}[-\d.]"
-# A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
-# after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
-# diverging run: its lines are listed as an unknown failure, and nan_loss's advice (lower the
-# learning rate, bf16) is not given.
 # fairseq's fp16 scaler ("WARNING: overflow detected, setting loss scale to: 0.25", "NOTE: gradient
 # overflow detected, ignoring gradient, setting loss scale to: 2.0"). fairseq trains at scales of 1 to
 # 8 in healthy runs (its FSDP example settles at 1.0) and gives up at 1e-4, so only a scale below
 # FAIRSEQ_LOSS_SCALE_COLLAPSE is a collapse there: gradients overflowing fp16 without any scaling up.
 FAIRSEQ_LOSS_SCALE_PATTERN = (
-    r"overflow detected, (?:ignoring gradient, )?setting loss scale to: (\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
+    r"overflow detected, (?:ignoring gradient, )?setting loss scale to: " + _LOSS_SCALE
 )
 FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # A traceback a framework reports as handled: NeMo's safe_import logs "Import of quick_gelu from
@@ -137,6 +135,10 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # Megatron release lacks, and goes on. The exception line that ends it (per rank) is not a failure.
 HANDLED_TRACEBACK_PATTERN = r"\bImport of \w+ from [\w.]+ failed with: Traceback"
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
+# A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
+# after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
+# diverging run: its lines are listed as an unknown failure, and nan_loss's advice (lower the
+# learning rate, bf16) is not given.
 VALIDATION_LINE_PATTERN = (
     r"\[val(?:idation)?\]|\b(?:val|validation|eval)[ _/](?:lm[ _])?loss\b|\bvalidation loss\b"
 )

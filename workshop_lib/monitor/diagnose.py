@@ -461,9 +461,9 @@ class _Scan:
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
+        self.nan_outside_validation = False
         # rank -> the line of a traceback the framework reported as handled: its exception line is next
         self.handled_traceback: dict[str, int] = {}
-        self.nan_outside_validation = False
         self.corroborated: set[str] = set()
 
     # --- one line ----------------------------------------------------------------------------
