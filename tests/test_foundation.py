@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 
@@ -10,7 +11,7 @@ import pytest
 
 from workshop_lib.errors import UsageError
 from workshop_lib.facts import hardware
-from workshop_lib.fsutil import atomic_path, atomic_write_text, check_k8s_name
+from workshop_lib.fsutil import atomic_path, atomic_write_text, check_k8s_name, held_stop_signals
 
 
 def test_unknown_subcommand_is_one_line_exit_2(cli):
@@ -34,6 +35,34 @@ def test_importing_cli_does_not_import_heavy_modules():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_held_stop_signals_acts_on_a_ctrl_c_only_after_the_outermost_block():
+    steps = []
+    before = signal.getsignal(signal.SIGINT)
+    with pytest.raises(KeyboardInterrupt), held_stop_signals():
+        with held_stop_signals():
+            signal.raise_signal(signal.SIGINT)
+            signal.raise_signal(signal.SIGINT)  # a second Ctrl-C is one stop, not two
+            steps.append("inner block finished")
+        steps.append("outer block finished")
+    assert steps == ["inner block finished", "outer block finished"]
+    assert signal.getsignal(signal.SIGINT) is before
+    with held_stop_signals():  # nothing pending from before: a block with no signal just ends
+        steps.append("quiet")
+    assert steps[-1] == "quiet"
+
+
+def test_held_stop_signals_hands_a_sigterm_to_the_handler_that_was_there():
+    got = []
+    previous = signal.signal(signal.SIGTERM, lambda signum, frame: got.append(signum))
+    try:
+        with held_stop_signals():
+            signal.raise_signal(signal.SIGTERM)
+            assert got == []
+        assert got == [signal.SIGTERM]
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def test_atomic_write_leaves_nothing_on_error(tmp_path):

@@ -47,6 +47,57 @@ def atomic_path(final: str | os.PathLike[str]) -> Iterator[Path]:
         raise
 
 
+_STOP_SIGNALS = ("SIGINT", "SIGTERM")
+_held_depth = 0
+_held_pending: list[int] = []
+
+
+@contextlib.contextmanager
+def held_stop_signals() -> Iterator[None]:
+    """Hold Ctrl-C (SIGINT) and SIGTERM over a few milliseconds that must not be cut in half.
+
+    Renaming a ``.bin`` and its ``.idx`` into place, or removing a run's outputs after it was
+    stopped, is short but two steps: a KeyboardInterrupt between them leaves half a pair, or half
+    a clean-up. Inside this block a stop signal is only recorded; on leaving it the old handlers
+    come back and the first recorded signal is raised again, so it acts (KeyboardInterrupt, the
+    kubelet's SIGTERM handler) right after the block, never inside it. Blocks nest: the signal
+    waits for the outermost. Only the main thread can set handlers; elsewhere this does nothing.
+    """
+    import signal
+    import threading
+
+    global _held_depth
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    if _held_depth:  # inside an outer block: it holds, and raises what came
+        _held_depth += 1
+        try:
+            yield
+        finally:
+            _held_depth -= 1
+        return
+
+    def record(signum: int, frame: object) -> None:  # noqa: ARG001
+        _held_pending.append(signum)
+
+    previous = {}
+    for name in _STOP_SIGNALS:
+        sig = getattr(signal, name)
+        previous[sig] = signal.signal(sig, record)
+    _held_depth = 1
+    try:
+        yield
+    finally:
+        _held_depth = 0
+        for sig, handler in previous.items():
+            signal.signal(sig, signal.SIG_DFL if handler is None else handler)
+        if _held_pending:
+            first = _held_pending[0]
+            _held_pending.clear()
+            signal.raise_signal(first)
+
+
 def atomic_write_text(final: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` to ``final`` atomically and return the final path."""
     with atomic_path(final) as tmp:

@@ -242,20 +242,35 @@ def _prep_data(args: argparse.Namespace) -> int:
         shard_index=shard_index,
         max_line_bytes=max_line,
     )
-    summary = result.summary()
-    if args.dataset_info:
-        try:
-            path = write_dataset_info(
-                args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0])
-            )
-        except BaseException:
-            # A failure is reported with nothing left behind: a dataset without its dataset.json
-            # would look finished to the next notebook.
-            for out in summary["outputs"]:
-                Path(out).unlink(missing_ok=True)
-            raise
-        summary["dataset_info"] = str(path)
-    return _emit(args, summary, _format_prep)
+    try:
+        summary = result.summary()
+        if args.dataset_info:
+            try:
+                path = write_dataset_info(
+                    args.dataset_info, **dataset_info_from_summary(summary, args.json_keys[0])
+                )
+            except BaseException:
+                # A failure is reported with nothing left behind: a dataset without its
+                # dataset.json would look finished to the next notebook.
+                _remove_outputs(result.outputs)
+                raise
+            summary["dataset_info"] = str(path)
+        return _emit(args, summary, _format_prep)
+    except KeyboardInterrupt:
+        _remove_outputs([*result.outputs, *([args.dataset_info] if args.dataset_info else [])])
+        raise
+
+
+def _remove_outputs(paths: list[str]) -> None:
+    """Remove what a run wrote, once it ends "interrupted" or failed: exit 130 or 2 leaves nothing.
+
+    Signals are held meanwhile, so a second Ctrl-C cannot leave half the files behind.
+    """
+    from ..fsutil import held_stop_signals
+
+    with held_stop_signals():
+        for out in paths:
+            Path(out).unlink(missing_ok=True)
 
 
 def _format_prep(s: dict) -> str:
@@ -299,14 +314,18 @@ def _merge(args: argparse.Namespace) -> int:
 
     _install_sigterm()
     out = merge_datasets(args.shards, args.output_prefix)
-    return _emit(
-        args,
-        out,
-        lambda o: (
-            f"merged {len(o['shards'])} shards: {o['documents']:,} documents, {o['tokens']:,} tokens -> "
-            f"{o['outputs'][0]}"
-        ),
-    )
+    try:
+        return _emit(
+            args,
+            out,
+            lambda o: (
+                f"merged {len(o['shards'])} shards: {o['documents']:,} documents, {o['tokens']:,} "
+                f"tokens -> {o['outputs'][0]}"
+            ),
+        )
+    except KeyboardInterrupt:
+        _remove_outputs(out["outputs"])
+        raise
 
 
 def _render_job(args: argparse.Namespace) -> int:

@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import UsageError
-from ..fsutil import temp_path_for
+from ..fsutil import held_stop_signals, temp_path_for
 
 MAGIC = b"MMIDIDX\x00\x00"
 VERSION = 1
@@ -262,8 +262,9 @@ class IndexedDatasetWriter:
 
     Tokens go straight to a temporary ``.bin``; per-sequence lengths and the document index go to
     small temporary side files, so memory does not grow with the corpus. ``finalize`` writes the
-    ``.idx`` and renames both into place (the old ``.idx`` is removed first, so no moment exists
-    where an index sits next to a ``.bin`` it does not describe). ``abort`` removes everything.
+    ``.idx`` (``write_index``) and renames both into place (``commit``; the old ``.idx`` is removed
+    first, so no moment exists where an index sits next to a ``.bin`` it does not describe), then
+    drops the lock (``release``). ``abort`` removes everything this writer made.
     """
 
     def __init__(self, prefix: str | os.PathLike[str], dtype: type[np.number]) -> None:
@@ -276,6 +277,8 @@ class IndexedDatasetWriter:
         except BaseException:
             self._lock.release()
             raise
+        self._tmp_idx: Path | None = None
+        self._placed: list[Path] = []  # final paths commit has renamed into place
         self.sequences = 0
         self.documents = 0
         self.tokens = 0
@@ -325,8 +328,16 @@ class IndexedDatasetWriter:
         self.tokens += int(other.lengths.sum(dtype=np.int64))
 
     def finalize(self) -> tuple[Path, Path]:
-        """Write the .idx, fsync, and rename both files into place; returns (bin, idx)."""
-        tmp_idx = temp_path_for(self.final_idx)
+        """Write the .idx, rename both files into place and drop the lock; returns (bin, idx)."""
+        self.write_index()
+        try:
+            return self.commit()
+        finally:
+            self.release()
+
+    def write_index(self) -> None:
+        """Write and fsync the temporary ``.idx`` (the slow part; on error every temporary goes)."""
+        tmp_idx = self._tmp_idx = temp_path_for(self.final_idx)
         try:
             self._bin.flush()
             os.fsync(self._bin.fileno())  # the side files are read back below, not kept
@@ -348,30 +359,55 @@ class IndexedDatasetWriter:
             mode = 0o666 & ~_umask()  # mkstemp made them 0600; give them ordinary permissions
             os.chmod(self._tmp_bin, mode)
             os.chmod(tmp_idx, mode)
-            with contextlib.suppress(FileNotFoundError):
-                self.final_idx.unlink()
-            os.replace(self._tmp_bin, self.final_bin)
-            os.replace(tmp_idx, self.final_idx)
         except BaseException:
-            with contextlib.suppress(FileNotFoundError):
-                tmp_idx.unlink()
             self.abort()
             raise
         finally:
             for p in (self._tmp_len, self._tmp_doc):
                 with contextlib.suppress(FileNotFoundError):
                     p.unlink()
-            self._lock.release()
+
+    def commit(self) -> tuple[Path, Path]:
+        """Rename the written ``.bin`` and ``.idx`` into place; returns (bin, idx).
+
+        Ctrl-C and SIGTERM are held over the renames, so a stop never leaves a new ``.bin`` without
+        its ``.idx``; one that came meanwhile is raised once both are in place, and the pair is
+        then removed like any failed commit: a commit that raises leaves nothing of this writer.
+        The lock is kept until ``release``, so a caller committing several prefixes can still
+        ``abort`` the pairs it placed without touching another run's.
+        """
+        try:
+            with held_stop_signals():
+                with contextlib.suppress(FileNotFoundError):
+                    self.final_idx.unlink()
+                os.replace(self._tmp_bin, self.final_bin)
+                self._placed.append(self.final_bin)
+                os.replace(self._tmp_idx, self.final_idx)
+                self._placed.append(self.final_idx)
+        except BaseException:
+            self.abort()
+            raise
         return self.final_bin, self.final_idx
 
     def abort(self) -> None:
-        """Close and remove every temporary file (nothing Megatron could load is left)."""
-        for fh in (self._bin, self._len, self._doc):
-            with contextlib.suppress(Exception):
-                fh.close()
-        for p in (self._tmp_bin, self._tmp_len, self._tmp_doc):
-            with contextlib.suppress(FileNotFoundError):
-                p.unlink()
+        """Remove everything this writer made: its temporaries, and the pair if ``commit`` placed it.
+
+        Nothing Megatron could load is left, and nothing half of a pair. Signals are held while
+        the files go, so a second Ctrl-C cannot stop the clean-up half way.
+        """
+        with held_stop_signals():
+            for fh in (self._bin, self._len, self._doc):
+                with contextlib.suppress(Exception):
+                    fh.close()
+            for p in (self._tmp_bin, self._tmp_len, self._tmp_doc, self._tmp_idx, *self._placed):
+                if p is not None:
+                    with contextlib.suppress(FileNotFoundError):
+                        p.unlink()
+            self._placed.clear()
+            self.release()
+
+    def release(self) -> None:
+        """Drop the prefix's lock, keeping whatever was committed (idempotent)."""
         self._lock.release()
 
 

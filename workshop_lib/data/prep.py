@@ -38,7 +38,7 @@ from typing import BinaryIO
 import numpy as np
 
 from ..errors import UsageError
-from ..fsutil import ensure_parent_dir
+from ..fsutil import ensure_parent_dir, held_stop_signals
 from ..paths import data_path_for
 from .indexed import IndexedDatasetWriter, check_json_keys, optimal_dtype
 from .reader import (
@@ -246,6 +246,22 @@ def prep_data(
     bar = _progress_bar(sum(file_size(f) for f in files), progress)
     writers: dict[str, IndexedDatasetWriter] = {}
     stage_dir, stage_lock = _make_stage_dir(out_dir)
+    tidied = False
+
+    def tidy() -> None:
+        """Close the bar, drop the prefix locks, remove the staging folder: once, never half."""
+        nonlocal tidied
+        with held_stop_signals():
+            if tidied:
+                return
+            if bar is not None:
+                bar.close()
+            for w in writers.values():
+                w.release()
+            shutil.rmtree(stage_dir, ignore_errors=True)
+            os.close(stage_lock)
+            tidied = True
+
     start = time.perf_counter()
     try:
         for k in keys:  # each takes its prefix's lock (a second run on the prefix is refused)
@@ -315,30 +331,35 @@ def prep_data(
                 f"prep-data: ... and {more:,} more bad lines (the first {MAX_NAMED_BAD_LINES:,} "
                 "in --json bad_lines, every one counted in skipped)",
             )
-        for k in keys:
-            b, i = writers[k].finalize()
-            result.outputs += [str(b), str(i)]
-            result.per_key[k] = {
-                "prefix": data_path_for(output_prefix, k),
-                "tokens": writers[k].tokens,
-                "sequences": writers[k].sequences,
-                "documents": writers[k].documents,
-            }
-            result.tokens += writers[k].tokens
+        for k in keys:  # the slow part of finishing, still interruptible
+            writers[k].write_index()
+        with held_stop_signals():  # every key's pair, or (a stop came) none: see the except below
+            for k in keys:
+                b, i = writers[k].commit()
+                result.outputs += [str(b), str(i)]
+                result.per_key[k] = {
+                    "prefix": data_path_for(output_prefix, k),
+                    "tokens": writers[k].tokens,
+                    "sequences": writers[k].sequences,
+                    "documents": writers[k].documents,
+                }
+                result.tokens += writers[k].tokens
+        result.seconds = time.perf_counter() - start
+        empty = _empty_warning(result, len(files))
+        if empty:
+            result.warnings.append(empty)
+            note(f"prep-data: warning: {empty}")
+        # Cleaned up inside the try: a stop that comes now still removes the outputs (below), so
+        # "interrupted" never leaves a dataset behind.
+        tidy()
     except BaseException:
-        for w in writers.values():
-            w.abort()
+        # Stopped or failed, even after the commit: the run reports so, and leaves nothing of its
+        # own (each writer still holds its prefix's lock, so the pairs it removes are its own).
+        with held_stop_signals():
+            for w in writers.values():
+                w.abort()
+            tidy()
         raise
-    finally:
-        if bar is not None:
-            bar.close()
-        shutil.rmtree(stage_dir, ignore_errors=True)
-        os.close(stage_lock)
-    result.seconds = time.perf_counter() - start
-    empty = _empty_warning(result, len(files))
-    if empty:
-        result.warnings.append(empty)
-        note(f"prep-data: warning: {empty}")
     return result
 
 

@@ -88,10 +88,13 @@ def merge_datasets(shards: Sequence[str], output_prefix: str) -> dict:
     try:
         for s in shards:
             writer.add_index(s)
-        b, i = writer.finalize()
+        writer.write_index()
+        b, i = writer.commit()
     except BaseException:
         writer.abort()
         raise
+    finally:
+        writer.release()
     return {
         "documents": writer.documents,
         "sequences": writer.sequences,
