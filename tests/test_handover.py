@@ -348,3 +348,31 @@ def test_replay_blend_is_one_set_of_pairs(prepared_run, weight):
         cpt["datasets"], seq_length=128, global_batch_size=8, train_iters=30, split="90,10,0"
     )
     assert [d["prefix"] for d in report["datasets"]] == [p for p, _ in want]
+
+
+# ---- re-running notebook 03/04's import or export: the earlier output is replaced whole ----------
+def _folder(path: Path, text: str) -> Path:
+    path.mkdir(parents=True)
+    (path / "weights").write_text(text)
+    return path
+
+
+def test_a_ctrl_c_while_the_new_model_replaces_the_old_leaves_one_whole_model(tmp_path, monkeypatch):
+    import signal
+
+    from workshop_lib.convert import api as convert_api
+
+    final = _folder(tmp_path / "base", "old")
+    tmp = _folder(tmp_path / "base.tmp", "new")
+    real = Path.rename
+
+    def rename(self, target):
+        signal.raise_signal(signal.SIGINT)  # the kernel's interrupt button, between the two renames
+        return real(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(KeyboardInterrupt):
+        convert_api._replace(tmp, final)
+    monkeypatch.undo()
+    assert (final / "weights").read_text() == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["base"]

@@ -21,13 +21,23 @@ def _run(run_dir: str | Path | None) -> RunDir:
 
 
 def _replace(tmp: Path, final: Path) -> None:
-    """Move a finished ``tmp`` folder to ``final``, dropping a previous ``final`` first."""
+    """Move a finished ``tmp`` folder to ``final``, dropping a previous ``final`` first.
+
+    The two renames run with Ctrl-C held (the kernel's interrupt button is a SIGINT): stopped
+    between them, the run would leave no ``final``, and the next run's clean-up would then delete
+    ``final.old``, the only whole copy.
+    """
+    from ..fsutil import held_stop_signals
+
     old = final.with_name(final.name + ".old")
     shutil.rmtree(old, ignore_errors=True)
-    if final.exists():
-        final.rename(old)
-    tmp.rename(final)
-    shutil.rmtree(old, ignore_errors=True)
+    try:
+        with held_stop_signals():
+            if final.exists():
+                final.rename(old)
+            tmp.rename(final)
+    finally:  # also when the held Ctrl-C is raised: the new model is in place, the old one goes
+        shutil.rmtree(old, ignore_errors=True)
 
 
 def import_base_model(
