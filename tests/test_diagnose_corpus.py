@@ -1034,3 +1034,48 @@ def test_the_twenty_seventh_batchs_wording_families():
     assert v.primary is None and v.unrecognised
     nvls = "node2:242431:242474 [0] transport/nvls.cc:158 NCCL WARN Cuda failure 1 'invalid argument'"
     assert verdict([nvls]).primary == "nvls_peer_access"
+
+
+def test_the_twenty_eighth_batchs_wording_families():
+    cases = {
+        # other accelerators' device-memory exhaustion
+        "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.50 GiB. GPU 3 has a total capacity of 191.98 GiB": "cuda_oom",
+        "RuntimeError: [Rank:3] FATAL ERROR :: MODULE:PT_DEVMEM Allocation failed for size::1073741824 (1024)MB": "cuda_oom",
+        "ERROR  TDRV:copy_and_stage_mr                       Failed to reserve one tmpbuf memory": "cuda_oom",
+        # ROCm's counterpart of an Xid
+        "HW Exception by GPU node-2 (Agent handle: 0x55d0c8a1b2c0) reason :GPU Hang": "gpu_xid_error",
+        # Go's lowercase ENOSPC (containerd unpacking a layer, the kubelet) is a full disk; on /dev/shm
+        # it is shared memory
+        "Error pulling nvcr.io/nvidia/nemo:25.02: failed to register layer: write /usr/lib/libcudnn.so.9: no space left on device": "disk_full",
+        "failed to write /dev/shm/nccl-AbCdEf: no space left on device": "shm_too_small",
+        # gloo's report of a peer that went away
+        "RuntimeError: [/opt/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:534] Connection reset by peer [10.1.2.3]:4211": "nccl_peer_connection_closed",
+        # accelerate given a --deepspeed path that does not exist
+        "ValueError: Expected a string path to an existing deepspeed config, or a dictionary, or a base64 encoded string. Received: configs/ds_z3.json": "train_flags_invalid",
+    }
+    _assert_named(cases)
+    # a c10 backtrace's frames ("c10::Error::Error(") are not errors of their own: the message above
+    # the trace says what happened (here a warning of a retried TCPStore read, healthy)
+    _assert_benign(
+        [
+            "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x80 (0x7f3a2c869c10 in /usr/lib/python3/torch/lib/libc10.so)",
+            "Exception raised from recvBytes at /pytorch/torch/csrc/distributed/c10d/Utils.hpp:679 (most recent call first):",
+        ]
+    )
+    assert verdict(["RuntimeError::run failed"]).unrecognised == []  # a C++ scope, not "RuntimeError: ..."
+    # ProcessGroupNCCL's watchdog seeing its own shutdown prints a c10 backtrace: that is no stack dump
+    # of a stopped run; faulthandler's dump at the end of a log still is
+    shutdown = [
+        "I0228 14:05:56.114109 1619334 ProcessGroupNCCL.cpp:484] [Rank 3] found async exception when checking for NCCL errors: NCCL communicator encountered error set by ProcessGroupNCCL: Process Group shutdown on rank 3",
+        "Exception raised from checkForNCCLErrorsInternal at /pytorch/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1729 (most recent call first):",
+        "# 0  c10d::ProcessGroupNCCL::checkForNCCLErrorsInternal(std::shared_ptr<c10d::NCCLComm>&)",
+        "# 1  c10d::ProcessGroupNCCL::ncclCommWatchdog()",
+    ]
+    v = verdict(shutdown)
+    assert v.primary is None and v.findings == [] and v.unrecognised == [], v.to_dict()
+    dump = [
+        "Current thread 0x00007f3b5c9ff740 (most recent call first):",
+        '  File "/usr/lib/python3/torch/distributed/distributed_c10d.py", line 2050 in all_reduce',
+        '  File "/workspace/train.py", line 88 in train_step',
+    ]
+    assert verdict(dump).primary == "training_hang"

@@ -151,7 +151,10 @@ STALL_REPORT_GAP_SECONDS = 50.0
 STACK_DUMP_PATTERNS: tuple[str, ...] = (
     r"^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?:idle|active)[^)]*\): ",
     r"^\s*\(gdb\) py-bt\b",
-    r"\(most recent call first\):",
+    # faulthandler's "Current thread 0x7f.. (most recent call first):" and "Stack (...)"; not a c10
+    # exception's own backtrace ("Exception raised from X at Y (most recent call first):"), which
+    # is the trace of a message already printed, not a dump of a process that stopped
+    r"(?:\b[Tt]hread 0x[0-9A-Fa-f]+|^\s*(?:Stack|Traceback)) \(most recent call first\):",
 )
 PY_SPY_FRAME_PATTERN = r"^\s+[\w<>.]+ \((?:[^()\s]+/)?[^()\s/]+\.py:\d+\)\s*$"
 STACK_DUMP_FRAMES = 3
@@ -171,7 +174,9 @@ TRITON_LOCK_CONTENDERS = 2
 
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
-    r"(?:Error|Exception|Interrupt):",  # RuntimeError:, ncclInternalError:, KeyboardInterrupt:
+    # RuntimeError:, ncclInternalError:, KeyboardInterrupt:; not C++'s scope "c10::Error::Error(" in a
+    # frame of a c10 backtrace (the message above the trace says whether it was an error or a warning)
+    r"(?:Error|Exception|Interrupt):(?!:)",
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
     r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
@@ -497,7 +502,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"failed to extend /dev/shm/",
             r"Call to posix_fallocate failed",
             r"insufficient shared memory \(shm\)",
-            r"No space left on device.*?/dev/shm|/dev/shm.*No space left on device",
+            r"[Nn]o space left on device.*?/dev/shm|/dev/shm.*[Nn]o space left on device",
             # torch's shared-memory tensor files are named /torch_<pid>_...: a DataLoader worker's
             # batch that does not fit says so without the word /dev/shm (real run: a 256 KiB /dev/shm,
             # tests/test_fault_injection.py); "unable to write to file" is older torch's wording.
@@ -566,6 +571,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # aws-ofi-nccl on EFA: the peer's queue pair is gone, because its process died
             # (awsome-distributed-ai#312: killed by the pod's memory limit)
             r"NET/OFI .*Invalid receiver queue pair number",
+            # gloo (CPU collectives, elastic agents' barriers) when the peer's process is gone
+            r"gloo/transport/tcp/\w+\.cc:\d+\] Connection (?:closed|reset) by peer\b",
         ),
         "Another rank's process went away in the middle of a collective: this line is a consequence; the "
         "cause is the first error of the rank that died (OOM, Xid, a crash, a pod evicted).",
@@ -656,6 +663,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Caffe2's check of a CUDA call ("[enforce fail at event_gpu.cc:17] error == cudaSuccess. 2
             # vs 0. Error at: .../event_gpu.cc:17: out of memory")
             r"\[enforce fail at [^\]]+\].*: out of memory\s*$",
+            # the same on other accelerators: AMD's HIP, Intel Gaudi's device-memory module, and the
+            # AWS Neuron runtime failing to reserve device memory for a model's tensors
+            r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
+            r"\bMODULE:PT_DEVMEM Allocation failed\b",
+            r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -1004,7 +1016,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "disk_full",
         (
             # after shm_too_small in this table: a line naming /dev/shm or torch's shm files is that
-            r"No space left on device",
+            # strerror's "No space left on device" (Errno 28), and Go's lowercase one (containerd,
+            # the kubelet, a node agent unpacking an image layer onto a full root volume)
+            r"[Nn]o space left on device",
             # torch.save's zip writer on a full disk (the same run, other timing: the write that fails
             # is inside a tensor file, and torch reports where the file ended, not ENOSPC)
             r"\[enforce fail at inline_container\.cc:\d+\] \. unexpected pos \d+ vs \d+",
@@ -1116,6 +1130,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bhas uncorrectable memory errors and row\b",
             # Azure's HPC GPU health check on ECC counters and row remapping
             r"Detected a (?:very high )?GPU (?:pending row remap|row remap [Ee]rror|(?:SRAM|DRAM) uncorrectable error)",
+            # ROCm's runtime on AMD GPUs, its counterpart of an Xid: the GPU hung or faulted in hardware
+            r"\bHW Exception by GPU node-\d+ .*reason ?: ?GPU Hang\b",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
@@ -1275,6 +1291,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a required input left out, or a config file refused by its own validation
             r"(?:Assertion|Value)Error: [\w ]{1,40} (?:must|should) be (?:specified|provided|given|set)\b",
             r"(?:Assertion|Value)Error: .*\b(?:in|of) (?:the|your) config(?:'s|uration)?\b",
+            # accelerate handed a --deepspeed config path that does not exist (it then tries the text
+            # as base64): the flag names a missing file, not a config DeepSpeed refused
+            r"ValueError: Expected a string path to an existing deepspeed config\b",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",
