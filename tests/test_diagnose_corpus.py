@@ -1079,3 +1079,31 @@ def test_the_twenty_eighth_batchs_wording_families():
         '  File "/workspace/train.py", line 88 in train_step',
     ]
     assert verdict(dump).primary == "training_hang"
+
+
+def test_the_twenty_ninth_batchs_wording_families():
+    cases = {
+        # the shell's report of a SIGKILLed foreground command, alone or after a progress bar
+        "Killed": "host_oom_killed",
+        "Loading checkpoint shards:  67%|██████▋   | 2/3 [01:02<00:31, 31.2s/it]Killed": "host_oom_killed",
+        "  0%|          | 0/2 [00:00<?, ?it/s]已杀死": "host_oom_killed",
+        # SkyPilot without capacity for the GPUs asked for
+        "sky.exceptions.ResourcesUnavailableError: Failed to provision all possible launchable resources. Relax the task's resource requirements: 1x AWS(p5.48xlarge)": "pod_pending_insufficient_resources",
+    }
+    _assert_named(cases)
+    # "killed" inside prose, a word before "Killed" that is not the shell's, a status column: not a kill
+    for line in ("the process was killed by the user", "Status: Killed by admin request"):
+        assert verdict([line]).primary != "host_oom_killed", line
+    # enroot filling /run/pyxis while it builds the squashfs, quoted in pyxis' printout: the disk, not
+    # the image (pyxis' own summary line alone still means the image)
+    pyxis = [
+        "slurmstepd: error: pyxis: failed to import docker image",
+        "slurmstepd: error: pyxis: printing contents of log file ...",
+        "slurmstepd: error: pyxis:     Write failed because No space left on device",
+    ]
+    assert verdict(pyxis).primary == "disk_full"
+    assert verdict(pyxis[:1]).primary == "image_pull_error"
+    # DeepSpeed's launcher killing its ranks is a failure, listed when nothing says which
+    _assert_unknown(
+        ["[2024-01-22 16:50:49,553] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 1080504"]
+    )

@@ -221,6 +221,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r": symbol lookup error: ",
     # zap's panic levels in Go operators' logs (DPANIC: a development-mode panic logged, not raised)
     r"\bD?PANIC\b",
+    # DeepSpeed's launcher stopping every rank because one exited with an error (on success, and
+    # for no other reason, it kills nothing): the failure is that rank's, whatever it printed
+    r"sigkill_handler\] Killing subprocess \d+",
 )
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -723,6 +726,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Python's own MemoryError is host memory (the GPU's is torch's OutOfMemoryError, cuda_oom):
             # an allocation refused before the kernel's OOM killer stepped in
             r"(?:^|[\s:\]])MemoryError(?::|\s*$)",
+            # the shell's report of its foreground command killed by SIGKILL ("Killed", in a Chinese
+            # locale "已杀死"), alone on its line or after a progress bar's last redraw: the kernel's
+            # OOM killer, as a checkpoint converter loading a model into RAM meets it
+            r"(?:^|[\s\]|])(?:Killed|已杀死)\s*$",
         ),
         "The host ran out of memory: the kernel killed a training process (SIGKILL / OOMKilled), or "
         "an allocation failed (Python's MemoryError): the pod hit its memory limit, typically while "
@@ -1204,9 +1211,10 @@ FAILURES: tuple[FailureSignature, ...] = (
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
         "imagePullSecret) may read the repository.",
-        # enroot failing on the node itself, before any pull (its runtime or cache folder not writable,
-        # as quoted in pyxis' log): not the image
-        unless=(r"pyxis:\s+mkdir: cannot create directory",),
+        # enroot failing on the node itself, not on the image: its runtime or cache folder not
+        # writable, or the squashfs it builds from the layers filling /run/pyxis or its cache (both
+        # as quoted in pyxis' printout of enroot's log, whose ENOSPC line is disk_full's)
+        unless=(r"pyxis:\s+mkdir: cannot create directory", r"pyxis:\s.*[Nn]o space left on device"),
     ),
     FailureSignature(
         "volume_mount_failed",
@@ -1258,6 +1266,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bInsufficientInstanceCapacity\b",
             r"failed for insufficient capacity|Unable to provision requested ML compute capacity",
             r"failed to acquire min nodes",
+            # SkyPilot finding no capacity for the requested GPUs in any region or zone
+            r"\bResourcesUnavailableError: Failed to provision all possible launchable resources\b",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
