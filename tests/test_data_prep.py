@@ -327,8 +327,11 @@ def test_ctrl_c_while_the_outputs_are_committed_leaves_nothing(tmp_path, tok, mo
     assert len(res.outputs) == 4  # the prefix is not left locked
 
 
+@pytest.mark.parametrize("info", ["dataset.json", "run"])  # --dataset-info: a .json path or a run directory
 @pytest.mark.parametrize("step", ["write dataset.json", "print the summary"])
-def test_ctrl_c_after_prep_data_committed_ends_interrupted_with_nothing(tmp_path, cli, monkeypatch, step):
+def test_ctrl_c_after_prep_data_committed_ends_interrupted_with_nothing(
+    tmp_path, cli, monkeypatch, step, info
+):
     from workshop_lib import handover
     from workshop_lib.data import cli as data_cli
 
@@ -339,10 +342,10 @@ def test_ctrl_c_after_prep_data_committed_ends_interrupted_with_nothing(tmp_path
     else:
         _ctrl_c_at(monkeypatch, data_cli, "print_json", 1)
     r = cli("prep-data", "--input", src, "--output-prefix", out / "p", "--no-progress", "--json",
-            "--dataset-info", out / "dataset.json")  # fmt: skip
+            "--dataset-info", out / info)  # fmt: skip
     assert r.code == 130, r.err
     assert r.err.strip().splitlines()[-1] == "workshop prep-data: interrupted"
-    assert sorted(p.name for p in out.iterdir()) == []
+    assert sorted(p.name for p in out.rglob("*") if not p.is_dir()) == []
 
 
 def test_sigkill_mid_run_leaves_no_bin_or_idx(tmp_path):

@@ -217,6 +217,7 @@ def _prep_data(args: argparse.Namespace) -> int:
     if max_line < 1:
         raise UsageError(f"--max-line-bytes {max_line}: use a positive number of bytes (default 64 MiB)")
     _install_sigterm()
+    from ..handover import dataset_info_path
     from .dataset_info import check_dataset_info_target, dataset_info_from_summary, write_dataset_info
     from .prep import prep_data
 
@@ -257,7 +258,8 @@ def _prep_data(args: argparse.Namespace) -> int:
             summary["dataset_info"] = str(path)
         return _emit(args, summary, _format_prep)
     except KeyboardInterrupt:
-        _remove_outputs([*result.outputs, *([args.dataset_info] if args.dataset_info else [])])
+        info = [str(dataset_info_path(args.dataset_info))] if args.dataset_info else []
+        _remove_outputs([*result.outputs, *info])
         raise
 
 
