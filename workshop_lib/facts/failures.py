@@ -225,6 +225,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # for no other reason, it kills nothing): the failure is that rank's, whatever it printed
     r"sigkill_handler\] Killing subprocess \d+",
 )
+# Error-like lines that a finding explains: when the label is found, they are not listed as an
+# unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
+EXPLAINED_BY: dict[str, str] = {
+    "nccl_socket_fallback": r"NCCL WARN (?:Call to ibv_open_device failed|NET/IB ?: ?Unable to open device)",
+}
+
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\[WARNING\]",  # DeepSpeed's op report and torchrun's OMP_NUM_THREADS notice
@@ -246,7 +252,8 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"TUNER/Plugin: (Plugin load|Could not find)",
     # c10d tries IPv6 first; a name with only an IPv4 address warns (gai -2/-5), then connects over
     # IPv4. (-3, "Temporary failure in name resolution", is DNS not answering: a real failure.)
-    r"The IPv6 network addresses of .* cannot be retrieved \(gai error: -[25]\b",
+    # (Not when the host is a Slurm hostlist like "node[01,05]": master_addr_unresolved names that.)
+    r"The IPv6 network addresses of \((?![^,]*\[[\d,-]+\])[^,]*, \d+\) cannot be retrieved \(gai error: -[25]\b",
     # PMIx's shared-memory store under Slurm + Open MPI: printed on healthy runs (PMIX_MCA_gds=hash
     # silences it)
     r"PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c",
@@ -449,11 +456,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # answering: a link, cable, switch or GID/RoCE routing fault), 5 a flushed queue pair. Older
             # NCCL says "Got completion with error 12, opcode 0, len 0, vendor err 129".
             r"Got completion (?:from peer \S+ )?with (?:error[ =]|status=)\d+",
-            # ibvwrap: a verbs call failed (queue pair, completion queue, memory registration, device
-            # open): the HCA is not usable from the container (no /dev/infiniband, memlock limit,
-            # wrong GID index). ibv_reg_dmabuf_mr is a probe NCCL may retry without dmabuf.
-            r"WARN Call to ibv_(?!reg_dmabuf)\w+ failed",
-            r"NET/IB ?: ?Unable to open device",
+            # ibvwrap: a verbs call failed (queue pair, completion queue, memory registration): the
+            # HCA is not usable from the container (memlock limit, wrong GID index). ibv_reg_dmabuf_mr
+            # is a probe NCCL may retry without dmabuf. An HCA it cannot open (ibv_open_device,
+            # "Unable to open device": no /dev/infiniband/uverbsN for it) it skips and uses the
+            # others, or with none left falls back to sockets, which nccl_socket_fallback names: those
+            # lines stay error-like (an unknown failure when nothing else explains the log), no cause.
+            r"WARN Call to ibv_(?!reg_dmabuf|open_device)\w+ failed",
             r"NET/IB ?: ?Got async event ?: ?(?:port error|device fatal|local catastrophic)",
         ),
         "NCCL's InfiniBand/RoCE transport failed: a verbs call could not set up a queue pair or "
@@ -576,6 +585,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NET/OFI .*Invalid receiver queue pair number",
             # gloo (CPU collectives, elastic agents' barriers) when the peer's process is gone
             r"gloo/transport/tcp/\w+\.cc:\d+\] Connection (?:closed|reset) by peer\b",
+            # JAX's coordination service after a task died
+            r"the JAX distributed service detected fatal errors\. This most likely indicates that another task died",
         ),
         "Another rank's process went away in the middle of a collective: this line is a consequence; the "
         "cause is the first error of the rank that died (OOM, Xid, a crash, a pod evicted).",
@@ -598,6 +609,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"The client socket has failed to connect to any network address",
             # torch < 2 (c10d_rendezvous_backend._create_tcp_store)
             r"connect\(\) timed out\. Original timeout was \d+ ms",
+            # JAX's coordination service: not every process registered before its barrier timed out
+            r"DEADLINE_EXCEEDED: Barrier timed out\. (?:Barrier_id|Id): (?:PjRT_Client_Connect|\[Init\]Wait_for_all_tasks_to_register)",
         ),
         "Not all pods joined the torchrun rendezvous in time: a worker pod is not running yet "
         "(pending, pulling its image) or cannot reach the master's port.",
@@ -635,6 +648,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"host not found",
             # gloo's wording (transport/tcp/device.cc)
             r"Unable to find address for: \S+",
+            # a Slurm hostlist expression ("nodeai[01,05]", $SLURM_JOB_NODELIST) given as MASTER_ADDR
+            r"The IPv6 network addresses of \(\S*\[[\d,-]+\]\S*, \d+\) cannot be retrieved",
         ),
         "The master address (MASTER_ADDR / the rendezvous endpoint) is a host name that does not "
         "resolve from this pod.",
@@ -671,6 +686,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
             r"\bMODULE:PT_DEVMEM Allocation failed\b",
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
+            # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
+            r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate \d+ bytes",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -943,6 +960,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # line), and TRL's packing with too little text for one sequence
             r"Error(?::|\(\S?) ?Empty dataset\b",
             r"enough samples to at least yield one packed sequence",
+            # llm.c's data loader: a shard smaller than one batch of every process
+            r"Assertion .shard_ntok >= \(int64_t\) \(num_processes \* B \* T \+ 1\). failed",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
@@ -1167,6 +1186,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"fabric manager cannot be started",
             # a node health agent's check (leptonai/gpud) on an NVSwitch system
             r"fabric manager found but not active",
+            # the service itself failing to start (its driver interface not the installed driver's)
+            r"nvidia-fabricmanager\.service: (?:Control|Main) process exited, code=exited, status=[1-9]",
+            r"fabric manager NVIDIA GPU driver interface version \S+ don'?t match",
         ),
         "CUDA reports 'system not yet initialized' (error 802): on NVSwitch nodes (p4d, p5, DGX/HGX) "
         "the NVIDIA Fabric Manager is not running or does not match the driver, so no GPU can join a "
@@ -1207,6 +1229,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"pyxis: failed to import docker image",
             r"unauthorized: authentication required",
             r"(?:pull|manifests?/)\S*.*\b401 Unauthorized",
+            # enroot (as pyxis prints its log): the registry has no manifest for that name or tag
+            r"\[ERROR\] URL \S+/v2/\S+/manifests/\S+ returned error code: 404\b",
         ),
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
@@ -1231,6 +1255,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Could not mount \"[^\"]+\" at \"/var/lib/kubelet/pods/",
             # a container's bind mount refused on a Slurm node (pyxis --container-mounts)
             r"enroot-mount: failed to mount: ",
+            # pyxis refusing a --container-mounts entry before the container starts
+            r"pyxis: could not add mount entry: ",
             # dynamic provisioning of the claim's volume failed (a StorageClass parameter, a quota)
             r"\bProvisioningFailed\b",
             r"failed to provision volume with StorageClass",
@@ -1304,6 +1330,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # accelerate handed a --deepspeed config path that does not exist (it then tries the text
             # as base64): the flag names a missing file, not a config DeepSpeed refused
             r"ValueError: Expected a string path to an existing deepspeed config\b",
+            # a YAML config that does not parse (PyYAML's and ruamel's errors name the file and line)
+            r"\byaml\.(?:scanner\.ScannerError|parser\.ParserError|constructor\.DuplicateKeyError): ",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

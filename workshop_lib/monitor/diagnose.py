@@ -161,6 +161,7 @@ _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _FAIRSEQ_SCALE = re.compile(F.FAIRSEQ_LOSS_SCALE_PATTERN)
 _HANDLED_TRACEBACK = re.compile(F.HANDLED_TRACEBACK_PATTERN)
+_EXPLAINED_BY = {label: re.compile(p) for label, p in F.EXPLAINED_BY.items()}
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
@@ -843,6 +844,9 @@ class _Scan:
         if self.succeeded is not None:  # the run said it succeeded: teardown symptoms and noise
             findings = [f for f in findings if f.role != "symptom" or f.line_number < self.succeeded]
             self.unrecognised = []
+        for f in findings:  # lines a finding explains are not an unknown failure beside it
+            if (rx := _EXPLAINED_BY.get(f.label)) is not None:
+                self.unrecognised = [u for u in self.unrecognised if not rx.search(u["line"])]
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
         primary: str | None = None
         if findings and (findings[0].severity == "error" or not self.unrecognised):
