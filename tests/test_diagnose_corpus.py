@@ -1144,3 +1144,21 @@ def test_the_thirtieth_batchs_wording_families():
             "[W socket.cpp:767] [c10d] The IPv6 network addresses of (trainer-master-0, 29500) cannot be retrieved (gai error: -2 - Name or service not known)."
         ]
     )
+
+
+def test_the_thirty_first_batchs_wording_families():
+    _assert_named({"MODEL DIVERGED": "nan_loss", "12: Model diverged at epoch 310, stopping": "nan_loss"})
+    # a Go program's panic, bash's `set -u` on an unset variable, an MLPerf run stopped short of its
+    # target: failures the verdict lists when nothing names them
+    _assert_unknown(
+        [
+            "panic: runtime error: invalid memory address or nil pointer dereference",
+            "./run_with_docker.sh: line 25: DATADIR: unbound variable",
+            ':::MLLOG {"namespace": "", "event_type": "INTERVAL_END", "key": "run_stop", "value": null, "metadata": {"status": "aborted"}}',
+        ]
+    )
+    assert (
+        verdict(['{"key": "run_stop", "value": null, "metadata": {"status": "success"}}']).unrecognised == []
+    )
+    # SHARP finding its aggregation tree taken goes on with the low-latency tree
+    _assert_benign([" 7: [luna-0022:0:4111422 - comm.c:364] ERROR Failed to lock SAT tree. ret:0x4"])

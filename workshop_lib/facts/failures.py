@@ -224,6 +224,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # DeepSpeed's launcher stopping every rank because one exited with an error (on success, and
     # for no other reason, it kills nothing): the failure is that rank's, whatever it printed
     r"sigkill_handler\] Killing subprocess \d+",
+    # a Go program's panic (operators, schedulers, node agents), bash's `set -u` stopping a script on
+    # an unset variable, and an MLPerf run that stopped without reaching its target
+    r"^\s*panic: \S",
+    r": line \d+: [\w-]+: unbound variable\s*$",
+    r'"key": "run_stop".*"status": "aborted"',
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -260,6 +265,8 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # NCCL probing for InfiniBand in an image without rdma-core (newer releases say it at INFO): what
     # it can cost, sockets between nodes, has its own finding (nccl_socket_fallback)
     r"NCCL WARN Failed to open libibverbs\.so",
+    # SHARP finding its streaming-aggregation tree taken: it goes on with the low-latency tree
+    r"comm\.c:\d+\] ERROR Failed to lock SAT tree\b",
     # NCCL's RAS service (2.24+) binding its own client port: several processes on a node contend for
     # it, and RAS alone goes without; the job's sockets are others (a bootstrap port clash is EADDRINUSE)
     r"ras/client_support\.cc:\d+ NCCL WARN Call to bind failed: Address already in use",
@@ -1110,6 +1117,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Minimum loss scale reached \(",
             # a bare "<step> <loss>" print (yanmtt#7)
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
+            # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")
+            r"\bMODEL DIVERGED\b|\b[Mm]odel (?:has )?diverged\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
