@@ -24,8 +24,8 @@ def _replace(tmp: Path, final: Path) -> None:
     """Move a finished ``tmp`` folder to ``final``, dropping a previous ``final`` first.
 
     The two renames run with Ctrl-C held (the kernel's interrupt button is a SIGINT): stopped
-    between them, the run would leave no ``final``, and the next run's clean-up would then delete
-    ``final.old``, the only whole copy.
+    between them, the run would leave no ``final`` at all, only ``final.old``, and every later
+    step that loads ``final`` (training from the base, evaluation) would fail.
     """
     from ..fsutil import held_stop_signals
 
