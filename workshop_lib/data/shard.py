@@ -88,13 +88,10 @@ def merge_datasets(shards: Sequence[str], output_prefix: str) -> dict:
     try:
         for s in shards:
             writer.add_index(s)
-        writer.write_index()
-        b, i = writer.commit()
+        b, i = writer.finalize()
     except BaseException:
         writer.abort()
         raise
-    finally:
-        writer.release()
     return {
         "documents": writer.documents,
         "sequences": writer.sequences,
