@@ -41,6 +41,27 @@ def cli(capsys):
 
 
 @pytest.fixture
+def ctrl_c_at(monkeypatch):
+    """``ctrl_c_at(owner, name, nth)``: the ``nth`` call of ``owner.name`` first receives a real SIGINT,
+    as a terminal sends it (Python runs the handler before ``signal.raise_signal`` returns)."""
+    import signal
+
+    def arm(owner, name: str, nth: int = 1) -> None:
+        real = getattr(owner, name)
+        calls = {"n": 0}
+
+        def hooked(*args, **kwargs):
+            calls["n"] += 1
+            if calls["n"] == nth:
+                signal.raise_signal(signal.SIGINT)
+            return real(*args, **kwargs)
+
+        monkeypatch.setattr(owner, name, hooked)
+
+    return arm
+
+
+@pytest.fixture
 def cli_proc():
     """Run ``workshop ARGS`` as a separate process, as users and CI do."""
 

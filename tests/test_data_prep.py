@@ -285,20 +285,6 @@ def test_interrupt_leaves_no_outputs(tmp_path, tok, monkeypatch):
     assert list(out.iterdir()) == []
 
 
-def _ctrl_c_at(monkeypatch, owner, name: str, nth: int) -> None:
-    """Make the ``nth`` call of ``owner.name`` first receive a real SIGINT (as a terminal sends it)."""
-    real = getattr(owner, name)
-    calls = {"n": 0}
-
-    def hooked(*args, **kwargs):
-        calls["n"] += 1
-        if calls["n"] == nth:
-            signal.raise_signal(signal.SIGINT)  # Python runs the handler before this returns
-        return real(*args, **kwargs)
-
-    monkeypatch.setattr(owner, name, hooked)
-
-
 # The ending of a two-key run: text's .bin and .idx renamed into place (calls 1, 2), then title's
 # (3, 4), then the staging folder removed. A Ctrl-C in any of those moments once left half a pair,
 # or a whole dataset with the command saying "interrupted", or the staging folder.
@@ -311,13 +297,13 @@ ENDINGS = {
 
 
 @pytest.mark.parametrize("moment", list(ENDINGS))
-def test_ctrl_c_while_the_outputs_are_committed_leaves_nothing(tmp_path, tok, monkeypatch, moment):
+def test_ctrl_c_while_the_outputs_are_committed_leaves_nothing(tmp_path, tok, monkeypatch, ctrl_c_at, moment):
     import shutil
 
     rows = [{"text": f"body {i}", "title": f"Title {i}"} for i in range(20)]
     src = write_jsonl(tmp_path / "k.jsonl", rows)
     module, name, nth = ENDINGS[moment]
-    _ctrl_c_at(monkeypatch, {"os": os, "shutil": shutil}[module], name, nth)
+    ctrl_c_at({"os": os, "shutil": shutil}[module], name, nth)
     out = tmp_path / "o"
     with pytest.raises(KeyboardInterrupt):
         prep_data([str(src)], out / "p", tok, json_keys=["text", "title"], progress=False)
@@ -329,18 +315,16 @@ def test_ctrl_c_while_the_outputs_are_committed_leaves_nothing(tmp_path, tok, mo
 
 @pytest.mark.parametrize("info", ["dataset.json", "run"])  # --dataset-info: a .json path or a run directory
 @pytest.mark.parametrize("step", ["write dataset.json", "print the summary"])
-def test_ctrl_c_after_prep_data_committed_ends_interrupted_with_nothing(
-    tmp_path, cli, monkeypatch, step, info
-):
+def test_ctrl_c_after_prep_data_committed_ends_interrupted_with_nothing(tmp_path, cli, ctrl_c_at, step, info):
     from workshop_lib import handover
     from workshop_lib.data import cli as data_cli
 
     src = write_jsonl(tmp_path / "k.jsonl", [{"text": f"body {i}"} for i in range(20)])
     out = tmp_path / "o"
     if step == "write dataset.json":
-        _ctrl_c_at(monkeypatch, handover, "atomic_write_text", 1)
+        ctrl_c_at(handover, "atomic_write_text")
     else:
-        _ctrl_c_at(monkeypatch, data_cli, "print_json", 1)
+        ctrl_c_at(data_cli, "print_json")
     r = cli("prep-data", "--input", src, "--output-prefix", out / "p", "--no-progress", "--json",
             "--dataset-info", out / info)  # fmt: skip
     assert r.code == 130, r.err

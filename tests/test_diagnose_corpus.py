@@ -646,14 +646,14 @@ def test_the_nineteenth_batchs_wording_families():
         "nid006365:180142:180163 [0] net.cc:626 NCCL WARN Error: network AWS Libfabric not found.": "efa_plugin_missing",
         "AssertionError: dp_degree is inconsistent before and after checkpoint, DataLoader resharding is not supported yet.": "checkpoint_mismatch",
     }
-    for line, label in cases.items():
-        assert verdict([line]).primary == label, line
+    _assert_named(cases)
     for line in ("CUDA error: 20", "CUDA error: 2.5 s", "ValueError: Invalid shape: (3, 4)"):
         assert verdict([line]).primary != "cuda_oom" and verdict([line]).primary != "train_flags_invalid", (
             line
         )
-    pmix = " 5: [compute-gpu-1:77189] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168"
-    assert verdict([pmix]).findings == [] and verdict([pmix]).unrecognised == []
+    _assert_benign(
+        [" 5: [compute-gpu-1:77189] PMIX ERROR: ERROR in file gds_ds12_lock_pthread.c at line 168"]
+    )
 
 
 def _assert_named(cases: dict[str, str]) -> None:

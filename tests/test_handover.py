@@ -357,20 +357,14 @@ def _folder(path: Path, text: str) -> Path:
     return path
 
 
-def test_a_ctrl_c_while_the_new_model_replaces_the_old_leaves_one_whole_model(tmp_path, monkeypatch):
-    import signal
-
+def test_a_ctrl_c_while_the_new_model_replaces_the_old_leaves_one_whole_model(
+    tmp_path, monkeypatch, ctrl_c_at
+):
     from workshop_lib.convert import api as convert_api
 
     final = _folder(tmp_path / "base", "old")
     tmp = _folder(tmp_path / "base.tmp", "new")
-    real = Path.rename
-
-    def rename(self, target):
-        signal.raise_signal(signal.SIGINT)  # the kernel's interrupt button, between the two renames
-        return real(self, target)
-
-    monkeypatch.setattr(Path, "rename", rename)
+    ctrl_c_at(Path, "rename", 2)  # the kernel's interrupt button, between the two renames
     with pytest.raises(KeyboardInterrupt):
         convert_api._replace(tmp, final)
     monkeypatch.undo()
