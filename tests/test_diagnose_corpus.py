@@ -1110,10 +1110,10 @@ def test_the_twenty_ninth_batchs_wording_families():
     ]
     assert verdict(pyxis).primary == "disk_full"
     assert verdict(pyxis[:1]).primary == "image_pull_error"
-    # DeepSpeed's launcher killing its ranks is a failure, listed when nothing says which
-    _assert_unknown(
+    # DeepSpeed's launcher killing its ranks is a failure (what it means alone: the thirty-second batch)
+    assert verdict(
         ["[2024-01-22 16:50:49,553] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 1080504"]
-    )
+    ).failed
 
 
 def test_the_thirtieth_batchs_wording_families():
@@ -1162,3 +1162,48 @@ def test_the_thirty_first_batchs_wording_families():
     )
     # SHARP finding its aggregation tree taken goes on with the low-latency tree
     _assert_benign([" 7: [luna-0022:0:4111422 - comm.c:364] ERROR Failed to lock SAT tree. ret:0x4"])
+
+
+def test_the_thirty_second_batchs_wording_families():
+    _assert_named(
+        {
+            # PaddlePaddle's allocator; accelerate checking its port; SpeechBrain giving up on the loss;
+            # verl splitting a batch over workers it does not divide by
+            "Out of memory error on GPU 0. Cannot allocate 172.000000MB memory on GPU 0, 23.486572GB memory has been allocated and available memory is only 167.062500MB.": "cuda_oom",
+            "ConnectionError: Tried to launch distributed communication on port `29500`, but another process is utilizing it. Please specify a different port": "master_port_in_use",
+            "ValueError: Loss is not finite and patience is exhausted. To debug, wrap `fit()` with autograd's `detect_anomaly()`, e.g.": "nan_loss",
+            "AssertionError: only support equal chunk. Got size of DataProto 60 and chunk 8.": "batch_size_not_divisible",
+        }
+    )
+    # a finiteness check that passed, or the word in prose, is no NaN
+    _assert_benign(["checking that the loss is finite before the first step", "all gradients finite: True"])
+    # a CLI that caught its subcommand's exception and printed it as a warning: listed, not silent
+    _assert_unknown(
+        ["04/02 11:50:24 - mmengine - WARNING - WARNING: command error: 'No module named 'xtuner.parallel''!"]
+    )
+
+
+def test_a_launcher_kill_with_nothing_before_it_is_a_silent_death():
+    """DeepSpeed's launcher kills the ranks after one exited non-zero; if no rank said why, it died by
+    a signal (the OOM killer, most often): host_oom_killed, with that reasoning in the explanation."""
+    kill = [
+        "[2023-11-21 20:42:18,931] [INFO] [comm.py:637:init_distributed] cdb=None",
+        "[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156890",
+        "[2023-11-21 20:42:22,704] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156891",
+    ]
+    v = verdict(kill)
+    assert v.primary == "host_oom_killed" and v.findings[0].line_number == 2
+    assert "died without a word" in v.findings[0].explanation
+    # a rank's own error before the kill is the failure (an unknown one here, listed), not a silent death
+    error = ["KeyError: 'input_ids'"]
+    v = verdict(error + kill)
+    assert v.primary is None and v.unrecognised[0]["line"] == error[0]
+    # ... and after it too (a rank's traceback can reach the log after the launcher's lines)
+    assert verdict(kill + error).primary is None
+    # a known cause before the kill stays the primary
+    assert (
+        verdict(["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", *kill]).primary
+        == "cuda_oom"
+    )
+    # the same lines in a run that reported success (a kill at teardown) are nothing
+    assert not verdict([*kill, "Training completed."]).failed

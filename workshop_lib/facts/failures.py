@@ -172,6 +172,19 @@ TRITON_LOCK_WAIT_SECONDS = 300.0
 # getting it, ended while they waited (one waiter alone may be a log cut mid-compile).
 TRITON_LOCK_CONTENDERS = 2
 
+# DeepSpeed's launcher killing the other ranks once one has exited with a non-zero status
+# (deepspeed/launcher/launch.py sigkill_handler). When no rank printed any error before (or after)
+# it, the rank that exited died without a word: a signal, most often the kernel's OOM killer (a
+# Python exception prints its traceback; a segmentation fault in a rank says nothing either, but is
+# rarer), so the log is named host_oom_killed with that reasoning in its explanation.
+LAUNCHER_KILL_PATTERN = r"sigkill_handler\] Killing subprocess \d+"
+SILENT_KILL_EXPLANATION = (
+    "No rank printed an error before DeepSpeed's launcher killed the others, so the rank that "
+    "stopped died without a word: killed by a signal, most often the kernel's OOM killer (a "
+    "segmentation fault is silent too; the launcher's 'exits with return code = -9' or '-11', "
+    "or dmesg on the node, tells them apart). "
+)
+
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # RuntimeError:, ncclInternalError:, KeyboardInterrupt:; not C++'s scope "c10::Error::Error(" in a
@@ -223,12 +236,15 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bD?PANIC\b",
     # DeepSpeed's launcher stopping every rank because one exited with an error (on success, and
     # for no other reason, it kills nothing): the failure is that rank's, whatever it printed
-    r"sigkill_handler\] Killing subprocess \d+",
+    LAUNCHER_KILL_PATTERN,
     # a Go program's panic (operators, schedulers, node agents), bash's `set -u` stopping a script on
     # an unset variable, and an MLPerf run that stopped without reaching its target
     r"^\s*panic: \S",
     r": line \d+: [\w-]+: unbound variable\s*$",
     r'"key": "run_stop".*"status": "aborted"',
+    # a command-line tool catching its subcommand's exception and printing it before its usage
+    # (xtuner's "WARNING: command error: 'No module named ...'!")
+    r"\bcommand error: '",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -640,6 +656,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # torch 1.x: TCPStore's constructor throws errno 98 with no address or number around it
             # (Megatron-LM's _initialize_distributed -> init_process_group -> TCPStore)
             r"(?:RuntimeError|DistNetworkError): Address already in use",
+            # accelerate checking the port before it launches ("Tried to launch distributed
+            # communication on port `29500`, but another process is utilizing it")
+            r"Tried to launch distributed communication on port \S+, but another process is utilizing it",
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -695,6 +714,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
             # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
             r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate \d+ bytes",
+            # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
+            r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -783,6 +804,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"global[ _]batch[ _]size \(?\d*\)? ?(?:is not|must be|should be) divisible by micro[ _]batch[ _]size",
             # TRL's GRPO: the batch over the data-parallel ranks and the generations per prompt
             r"[Bb]atch size \([^)]*\) must be evenly divisible by",
+            # verl splitting a batch over its workers (DataProto.chunk): the rollout or train batch
+            # does not divide by the number of workers or data-parallel ranks
+            r"only support equal chunk\. Got size of DataProto \d+ and chunk \d+",
         ),
         "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
         "the global batch size does not divide.",
@@ -1119,6 +1143,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
             # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")
             r"\bMODEL DIVERGED\b|\b[Mm]odel (?:has )?diverged\b",
+            # a trainer's own finiteness check giving up (SpeechBrain's "Loss is not finite and
+            # patience is exhausted"; "non-finite loss" in others)
+            r"\b[Ll]oss (?:is|was|became) (?:not finite|non-finite)\b|\b[Nn]on-finite loss\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",

@@ -173,6 +173,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
 _VALIDATION = re.compile(F.VALIDATION_LINE_PATTERN)
 _SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
+_LAUNCHER_KILL = re.compile(F.LAUNCHER_KILL_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
@@ -186,7 +187,7 @@ _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 _NAN_WORDS = (
     "nan", "NaN", "NAN", "inf", "Inf", "INF",
     "Current loss scale already at minimum", "Minimum loss scale reached", "iterations in a row due to",
-    "DIVERGED", "diverged",
+    "DIVERGED", "diverged", "finite",
 )  # fmt: skip
 _NAN_ITERATIONS = "number of nan iterations"
 _NAN_ITERATIONS_NONZERO = re.compile(F.NAN_ITERATIONS_PATTERN)
@@ -467,6 +468,10 @@ class _Scan:
         # rank -> the line of a traceback the framework reported as handled: its exception line is next
         self.handled_traceback: dict[str, int] = {}
         self.corroborated: set[str] = set()
+        # DeepSpeed's launcher killing the ranks (its first line), and whether any other error-like
+        # line was seen: a kill with nothing else is a rank that died silently (F.LAUNCHER_KILL_PATTERN)
+        self.launcher_kill: tuple[int, str] | None = None
+        self.other_error_like = False
 
     # --- one line ----------------------------------------------------------------------------
     def feed(self, line: str) -> None:
@@ -560,9 +565,10 @@ class _Scan:
                     self.healthy_seen.add(label)
 
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
-        if len(self.unrecognised) >= F.UNRECOGNISED_MAX or not any(
-            _ERROR_LIKES[i].search(line) for i in likes
-        ):
+        if len(self.unrecognised) >= F.UNRECOGNISED_MAX:
+            self.other_error_like = True  # more than a launcher's kills, surely
+            return
+        if not any(_ERROR_LIKES[i].search(line) for i in likes):
             return
         if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
             return
@@ -570,6 +576,11 @@ class _Scan:
         start = self.handled_traceback.pop(rank, None)
         if start is not None and number - start <= F.HANDLED_TRACEBACK_LINES:
             return  # the exception that ends a traceback reported as handled
+        if "Killing subprocess" in line and _LAUNCHER_KILL.search(line):
+            if self.launcher_kill is None:
+                self.launcher_kill = (number, line)
+        else:
+            self.other_error_like = True
         n = self.unrecognised_per_rank.get(rank, 0)
         if n < F.UNRECOGNISED_PER_RANK:
             self.unrecognised_per_rank[rank] = n + 1
@@ -800,6 +811,20 @@ class _Scan:
                 f.explanation = f"{len(waits)} processes were waiting for {_clip(path)} when the log ended. {f.explanation}"
                 return
 
+    def _silent_kill(self) -> None:
+        """DeepSpeed's launcher killed the ranks, and nothing else in the log says why: a silent death."""
+        if (
+            self.launcher_kill is None
+            or self.other_error_like
+            or self.succeeded is not None
+            or any(f.severity == "error" for f in self.found.values())
+        ):
+            return
+        number, line = self.launcher_kill
+        self._add("host_oom_killed", number, line)
+        f = self.found["host_oom_killed"]
+        f.explanation = F.SILENT_KILL_EXPLANATION + f.explanation
+
     def _unwrap_tail(self) -> None:
         """Signatures split over two lines by wrapping, near the end where a failure is printed.
 
@@ -835,6 +860,7 @@ class _Scan:
             if label in self.corroborated:
                 self._add(label, number, line)
         self._validation_only_nan()
+        self._silent_kill()
         if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
             self._stack_dump()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
