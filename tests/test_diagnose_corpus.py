@@ -1207,3 +1207,58 @@ def test_a_launcher_kill_with_nothing_before_it_is_a_silent_death():
     )
     # the same lines in a run that reported success (a kill at teardown) are nothing
     assert not verdict([*kill, "Training completed."]).failed
+
+
+def test_the_thirty_third_batchs_wording_families():
+    _assert_named(
+        {
+            # device memory in MXNet's, TensorFlow's, Neuron's and Gaudi's words
+            "mxnet.base.MXNetError: [11:41:11] src/storage/./pooled_storage_manager.h:108: cudaMalloc failed: out of memory": "cuda_oom",
+            "ResourceExhaustedError (see above for traceback): OOM when allocating tensor with shape[128,128,109,109] and type float on /job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc": "cuda_oom",
+            "2024-Oct-15 18:01:17.728750  3882:3882  ERROR  TDRV:dmem_alloc_internal                     Failed to alloc DEVICE memory: 180355072": "cuda_oom",
+            "RuntimeError: [Rank:0] FATAL ERROR :: MODULE:PT_SYNHELPER workspace Allocation of size ::6450192384 failed!": "cuda_oom",
+            # detectron2's anomaly check; TRL's batch check wrapped by a terminal inside "divisible by"
+            "FloatingPointError: Loss became infinite or NaN at iteration=1029!": "nan_loss",
+            "ValueError: The global train batch size (1 x 1) must be evenly divisible                  by the number of generations per prompt (16).": "batch_size_not_divisible",
+            # OmegaConf refusing an interpolation, and its "full_key:" line under any of its errors
+            "OlmoConfigurationError: FileNotFoundError raised while resolving interpolation: no_exist/checkpoints, /results": "train_flags_invalid",
+            "    full_key: trainer.max_steps": "train_flags_invalid",
+        }
+    )
+    # TensorFlow's memory on the host is not the GPU's
+    assert (
+        verdict(
+            [
+                "OOM when allocating tensor with shape[1024,1024] and type float on /job:localhost/replica:0/task:0/device:CPU:0 by allocator cpu"
+            ]
+        ).primary
+        != "cuda_oom"
+    )
+    # oneCCL's and TensorFlow's error levels are listed when nothing names them
+    _assert_unknown(
+        [
+            "2024:01:15-03:36:29:(1980058) |CCL_ERROR| global.cpp:150 getenv_local_coord: condition global_data::env().ze_ipc_exchange == ccl::ze::ipc_exchange_mode::sockets failed",
+            "2019-07-07 06:48:49.161736: E tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce with Out of range: [_Derived_]End of sequence",
+        ]
+    )
+    # ... but not TensorFlow's error-level noise of healthy runs, nor NCCL 2.1 probing for verbs
+    _assert_benign(
+        [
+            "2023-03-01 10:00:00.000001: E tensorflow/compiler/xla/stream_executor/cuda/cuda_blas.cc:2981] Unable to register cuBLAS factory: Attempting to register factory for plugin cuBLAS when one has already been registered",
+            "2021-06-01 10:00:00.000001: E tensorflow/core/grappler/optimizers/meta_optimizer.cc:801] layout failed: Invalid argument: Size of values 0 does not match size of permutation 4 @ fanin shape inmodel/dropout/SelectV2-1-TransposeNHWCToNCHW-LayoutOptimizer",
+            "062fc37504b7:350:457 [0] misc/ibvwrap.cu:60 WARN Failed to open libibverbs.so[.1]",
+        ]
+    )
+
+
+def test_a_context_does_not_outrank_error_lines_it_does_not_explain():
+    """A missing EFA plugin (a context: the run goes on over sockets) beside an error it does not
+    explain: the verdict lists that error as the failure and the plugin beside it, not the plugin."""
+    plugin = "node-1:176:176 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation"
+    dup = "node-1:176:194 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1cb00000"
+    v = verdict([plugin, dup])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [dup]
+    assert [f.label for f in v.findings] == ["efa_plugin_missing"]
+    # alone, the context is still the verdict; and a cause beside it still comes first
+    assert verdict([plugin]).primary == "efa_plugin_missing"
+    assert verdict([plugin, "torch.OutOfMemoryError: CUDA out of memory."]).primary == "cuda_oom"

@@ -245,6 +245,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a command-line tool catching its subcommand's exception and printing it before its usage
     # (xtuner's "WARNING: command error: 'No module named ...'!")
     r"\bcommand error: '",
+    # Intel oneCCL's error level ("|CCL_ERROR| global.cpp:150 getenv_local_coord: condition ... failed")
+    r"\|CCL_ERROR\|",
+    # TensorFlow's C++ log at error and fatal level ("2019-07-07 06:48:49.161736: E
+    # tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce ...")
+    r"\d: E [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
+    r"\d: F [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -280,7 +286,7 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"PMIX ERROR: ERROR in file gds_ds12_lock_pthread\.c",
     # NCCL probing for InfiniBand in an image without rdma-core (newer releases say it at INFO): what
     # it can cost, sockets between nodes, has its own finding (nccl_socket_fallback)
-    r"NCCL WARN Failed to open libibverbs\.so",
+    r"\bWARN Failed to open libibverbs\.so",  # NCCL 2.1's "misc/ibvwrap.cu:60 WARN" too
     # SHARP finding its streaming-aggregation tree taken: it goes on with the low-latency tree
     r"comm\.c:\d+\] ERROR Failed to lock SAT tree\b",
     # NCCL's RAS service (2.24+) binding its own client port: several processes on a node contend for
@@ -291,6 +297,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # Open MPI's HCOLL collectives finding no InfiniBand HCA: MPI falls back to its other
     # collective components (the job's own traffic is NCCL's)
     r"mca_coll_hcoll_comm_query\(\) Hcol library init failed",
+    # TensorFlow's two famous error-level lines of healthy runs: a CUDA library's factory registered
+    # twice at import (TF 2.11+), and grappler's layout optimizer skipping a graph
+    r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory",
+    r"meta_optimizer\.cc:\d+\] layout failed: ",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
     # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
@@ -711,11 +721,17 @@ FAILURES: tuple[FailureSignature, ...] = (
             # AWS Neuron runtime failing to reserve device memory for a model's tensors
             r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
             r"\bMODULE:PT_DEVMEM Allocation failed\b",
+            r"\bMODULE:PT_SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
+            r"\bTDRV:\w+\s+Failed to alloc(?:ate)? (?:DEVICE memory\b|[\d.]+[KMG]B \(usage: \w+\) on ND )",
             # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
             r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate \d+ bytes",
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
+            # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
+            # twin is host memory)
+            r"\bcudaMalloc(?:Async)? failed: out of memory\b",
+            r"\bOOM when allocating tensor\b.*(?:device:GPU:\d+|by allocator GPU_\d+_bfc)",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -803,7 +819,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Megatron-LM/megatron-core spellings with underscores or "must be"
             r"global[ _]batch[ _]size \(?\d*\)? ?(?:is not|must be|should be) divisible by micro[ _]batch[ _]size",
             # TRL's GRPO: the batch over the data-parallel ranks and the generations per prompt
-            r"[Bb]atch size \([^)]*\) must be evenly divisible by",
+            r"[Bb]atch size \([^)]*\) must be evenly divisible\b",
             # verl splitting a batch over its workers (DataProto.chunk): the rollout or train batch
             # does not divide by the number of workers or data-parallel ranks
             r"only support equal chunk\. Got size of DataProto \d+ and chunk \d+",
@@ -1145,7 +1161,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bMODEL DIVERGED\b|\b[Mm]odel (?:has )?diverged\b",
             # a trainer's own finiteness check giving up (SpeechBrain's "Loss is not finite and
             # patience is exhausted"; "non-finite loss" in others)
-            r"\b[Ll]oss (?:is|was|became) (?:not finite|non-finite)\b|\b[Nn]on-finite loss\b",
+            r"\b[Ll]oss (?:is|was|became) (?:not finite|non-finite|infinite)\b|\b[Nn]on-finite loss\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
@@ -1368,6 +1384,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: Expected a string path to an existing deepspeed config\b",
             # a YAML config that does not parse (PyYAML's and ruamel's errors name the file and line)
             r"\byaml\.(?:scanner\.ScannerError|parser\.ParserError|constructor\.DuplicateKeyError): ",
+            # OmegaConf (NeMo, OLMo, Hydra configs) refusing a key or an interpolation: its errors name
+            # the key on a "full_key:" line of their own
+            r"\braised while resolving interpolation: ",
+            r"^\s*full_key: \S",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

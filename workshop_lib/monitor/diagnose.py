@@ -876,7 +876,11 @@ class _Scan:
                 self.unrecognised = [u for u in self.unrecognised if not rx.search(u["line"])]
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
         primary: str | None = None
-        if findings and (findings[0].severity == "error" or not self.unrecognised):
+        # a context (a degraded set-up, rarely fatal alone) does not outrank error lines it does not
+        # explain: the failure is those lines', and the context is listed beside them
+        if findings and (
+            (findings[0].severity == "error" and findings[0].role != "context") or not self.unrecognised
+        ):
             primary = findings[0].label
         # error-like lines matter only when no known signature explains the failure
         unrecognised = [] if primary is not None else self.unrecognised
