@@ -1262,3 +1262,33 @@ def test_a_context_does_not_outrank_error_lines_it_does_not_explain():
     # alone, the context is still the verdict; and a cause beside it still comes first
     assert verdict([plugin]).primary == "efa_plugin_missing"
     assert verdict([plugin, "torch.OutOfMemoryError: CUDA out of memory."]).primary == "cuda_oom"
+
+
+def test_the_thirty_fourth_batchs_wording_families():
+    # tyro's refusal of an option it does not know
+    _assert_named(
+        {
+            "[rank0]:│ Unrecognized options: false                                                  │": "train_flags_invalid"
+        }
+    )
+    # aws-ofi-nccl's v6 entry point giving up is its provider failing: on one node, nothing at all
+    one_node = [
+        "ip-1:35113:35467 [0] ncclResult_t nccl_net_ofi_init_v6(ncclDebugLogger_t):162 NCCL WARN NET/OFI Initializing plugin failed",
+        "ip-1:35113:35467 [0] NCCL INFO Using network Socket",
+        "ip-1:35113:35467 [0] NCCL INFO comm 0x55d7869cef50 rank 0 nRanks 4 nNodes 1 localRanks 4 localRank 0 MNNVL 0",
+    ]
+    assert not verdict(one_node).findings and not verdict(one_node).failed
+    # UCX's inotify watch limit is no full disk
+    _assert_benign(
+        [
+            "[1734935704.354551] [job-0:1362491:f]        vfs_fuse.c:281  UCX  ERROR inotify_add_watch(/tmp) failed: No space left on device"
+        ]
+    )
+    # /dev/shm that refuses a segment for its permissions is not too small: listed, not named
+    denied = [
+        "node08:27106:27302 [0] include/shm.h:27 NCCL WARN Call to shm_open failed : Permission denied",
+        "node08:27106:27302 [0] include/shm.h:48 NCCL WARN Error while creating shared memory segment nccl-shm-recv-b7948f403864987a-0-3-0 (size 4460544)",
+    ]
+    v = verdict(denied)
+    assert v.primary is None and v.unrecognised
+    assert verdict(denied[1:]).primary == "shm_too_small"

@@ -47,20 +47,28 @@ def test_benign_lines_raise_nothing():
 
 
 def test_fp16_skips_at_start_are_benign_but_late_skips_warn():
-    early = " iteration        2/    2000 | lm loss: 9.0E+00 | loss scale: 2147483648.0 | number of skipped iterations:   1 | number of nan iterations:   0 |"
+    line = " iteration {i:>8}/    2000 | lm loss: 9.0E+00 | loss scale: 2147483648.0 | number of skipped iterations: {s:>3} | number of nan iterations:   0 |"
+    early = line.format(i=2, s=1)
     assert diagnose_text(early) == []
-    late = early.replace("iteration        2/", "iteration      500/")
-    (f,) = diagnose_text(early + "\n" + late)
-    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 2
+    # after the warm-up, one skip now and then is the scaler trying a larger scale: nothing
+    probing = [line.format(i=i, s=1 if i in (1100, 2100) else 0) for i in range(100, 2200, 100)]
+    assert diagnose_text("\n".join([early, *probing])) == []
+    # steps that keep overflowing: several reports, a share of the steps
+    late = [line.format(i=i, s=s) for i, s in ((500, 12), (600, 30), (700, 41))]
+    (f,) = diagnose_text("\n".join([early, *late]))
+    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 2 and f.count == 3
 
 
 def test_deepspeed_overflow_skips_warn_only_after_the_warm_up():
     """DeepSpeed's OVERFLOW lines carry no iteration: the last Megatron iteration line says when they are."""
     overflow = "[INFO] [stage_1_and_2.py:1644:step] [deepscale] OVERFLOW! Rank 0 Skipping step. Attempted loss scale: 1048576.0, reducing to 524288.0"
     line = " iteration {i}/  159576 | lm loss: 4.3E+00 | loss scale: 1048576.0 | number of skipped iterations:   0 | number of nan iterations:   0 |"
-    assert diagnose_text("\n".join([overflow, line.format(i=5), overflow])) == []  # fp16 warm-up
-    (f,) = diagnose_text("\n".join([overflow, line.format(i=17062), overflow]))
-    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 3
+    assert diagnose_text("\n".join([overflow, line.format(i=5), overflow, overflow])) == []  # fp16 warm-up
+    # one overflow after the warm-up is the scaler probing; one on every step is a run that keeps overflowing
+    assert diagnose_text("\n".join([line.format(i=17062), overflow])) == []
+    lines = [line.format(i=17062), overflow, line.format(i=17063), overflow, line.format(i=17064), overflow]
+    (f,) = diagnose_text("\n".join(lines))
+    assert f.label == "skipped_iterations" and f.severity == "warning" and f.line_number == 2
 
 
 def test_a_mount_that_failed_once_then_worked_is_not_a_finding():

@@ -42,6 +42,13 @@ class FailureSignature:
 
 # fp16 runs skip iterations while the dynamic loss scale comes down from 2**32: normal at the start.
 SKIP_GRACE_ITERATIONS = 100
+# ... and after it, now and then: the scaler raises the scale after each quiet stretch (1,000 steps by
+# default) until a step overflows, which is skipped and halves it again, about one step in a
+# thousand. A run whose steps *keep* overflowing skips in several reports, and many more of them: at
+# least SKIP_LATE_REPORTS lines (Megatron's per-interval counts, DeepSpeed's OVERFLOW lines) and at
+# least SKIP_LATE_SHARE of the steps the log covers after the warm-up.
+SKIP_LATE_REPORTS = 2
+SKIP_LATE_SHARE = 0.01
 
 # GPU utilisation below this (percent SM activity) is flagged by ``workshop monitor gpu``.
 LOW_GPU_UTIL_PERCENT = 50.0
@@ -301,6 +308,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # twice at import (TF 2.11+), and grappler's layout optimizer skipping a graph
     r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory",
     r"meta_optimizer\.cc:\d+\] layout failed: ",
+    # UCX watching /tmp for its fuse file system: inotify's ENOSPC is the kernel's limit of watches per
+    # user (fs.inotify.max_user_watches), not a full disk, and UCX goes on without the watch
+    r"inotify_add_watch\([^)]*\) failed: No space left on device",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
     # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
@@ -409,6 +419,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # EFA device in the pod; some versions log only these, not the fi_getinfo line above.
             r"NET/OFI Unable to find a protocol that worked",
             r"NET/OFI aws-ofi-nccl initialization failed",
+            r"NET/OFI Initializing plugin failed",  # its v6 entry point's own give-up line
             # NCCL's line when a loaded net plugin's init() fails (src/plugin/net.cc); the
             # aws-ofi-nccl plugin registers as "Libfabric" ("AWS Libfabric" in old releases).
             r"Failed to initialize NET plugin (AWS )?Libfabric",
@@ -567,6 +578,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "/dev/shm in the container is too small (the container default is 64 MiB): NCCL's intra-node "
         "buffers and DataLoader workers need much more.",
         "Mount a memory-backed emptyDir at /dev/shm (`emptyDir: {medium: Memory, sizeLimit: 128Gi}`).",
+        # NCCL could not create the segment because /dev/shm refused it, not because it was full
+        # (NVIDIA/nccl#328: a /dev/shm without write permission; its size was never the problem)
+        unless=(r"Call to shm_open failed : Permission denied",),
     ),
     # --- timeouts ---------------------------------------------------------------------------------
     FailureSignature(
@@ -1388,6 +1402,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the key on a "full_key:" line of their own
             r"\braised while resolving interpolation: ",
             r"^\s*full_key: \S",
+            # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
+            r"\bUnrecognized options: \S",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

@@ -15,7 +15,9 @@ single streaming pass (a multi-gigabyte log is never held in memory):
   column), a NaN grad norm, ``number of nan iterations`` > 0, a loss column that disappears
   (Megatron drops a NaN loss from the line instead of printing it), an fp16 loss scale that
   collapses; skipped iterations within the first
-  :data:`~workshop_lib.facts.failures.SKIP_GRACE_ITERATIONS` are fp16 warm-up, later ones warn;
+  :data:`~workshop_lib.facts.failures.SKIP_GRACE_ITERATIONS` are fp16 warm-up, later ones warn
+  when they keep coming (several reports, a share of the steps), not for the scaler's occasional
+  probe of a larger scale;
 * a run that stops logging is a ``training_hang`` when the log has timestamps: no iteration for
   far longer than the usual interval while the log (or the clock, ``now``) moved on.
 
@@ -24,7 +26,10 @@ earliest *cause* (OOM, a bad flag, a dead GPU) before any *context* (no EFA plug
 before any *symptom* (collective timeouts, peers gone), errors before warnings. An NCCL timeout
 after an OOM on another rank is an OOM. When no error signature matches but the log shows
 error-like lines, the verdict says so (``primary`` is ``None``) and lists the first error-like
-lines of each rank in ``unrecognised``: an unknown failure is never silent.
+lines of each rank in ``unrecognised``: an unknown failure is never silent. A context does not
+outrank such lines either (a missing plugin does not explain a rank's own error); it is listed
+beside them. DeepSpeed's launcher killing the ranks with no error from any of them is a silent
+death, named ``host_oom_killed`` with that reasoning.
 """
 
 from __future__ import annotations
@@ -449,6 +454,11 @@ class _Scan:
         self.loss_keys: set[str] = set()
         self.max_loss_scale = 0.0
         self.last_iteration = 0  # of the last iteration line seen (DeepSpeed's overflow lines carry none)
+        self.first_iteration: int | None = None  # of the first iteration line seen
+        # skipped steps after the fp16 warm-up: the reports (first ones kept), and the steps they skip
+        self.late_skip_lines: list[tuple[int, str]] = []
+        self.late_skip_reports = 0
+        self.late_skipped = 0
         self.last_step_line = 0  # its line number, timestamped or not
         # timestamps of iteration lines (line number, seconds, iteration) for the hang check
         self.iter_times: list[tuple[int, float, int]] = []
@@ -517,7 +527,7 @@ class _Scan:
                 if m and self.last_iteration > F.SKIP_GRACE_ITERATIONS:
                     # DeepSpeed skipping a step long after fp16's warm-up (Megatron-DeepSpeed's own
                     # iteration line may still say "number of skipped iterations: 0")
-                    self._add("skipped_iterations", number, line)
+                    self._late_skip(number, line, 1)
                     return
             elif "loss scale to: " in line:
                 m = _FAIRSEQ_SCALE.search(line)
@@ -627,6 +637,8 @@ class _Scan:
         rec = parse_iteration_line(line)
         if rec is None:
             return
+        if self.first_iteration is None:
+            self.first_iteration = rec["iteration"]
         self.last_iteration = rec["iteration"]
         self.last_step_line = number
         # Megatron's own [YYYY-MM-DD HH:MM:SS], else a logger's or collector's stamp at the start
@@ -663,7 +675,25 @@ class _Scan:
         ):
             self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
+            self._late_skip(number, line, skipped)
+
+    def _late_skip(self, number: int, line: str, steps: int) -> None:
+        self.late_skip_reports += 1
+        self.late_skipped += steps
+        if len(self.late_skip_lines) < F.EVIDENCE_LINES:
+            self.late_skip_lines.append((number, line))
+
+    def _skipping(self) -> None:
+        """Steps skipped after the warm-up, in several reports and more than the scaler's own probing."""
+        if self.late_skip_reports < F.SKIP_LATE_REPORTS:
+            return
+        start = max(self.first_iteration or 0, F.SKIP_GRACE_ITERATIONS)
+        steps = max(self.last_iteration - start, 1)
+        if self.late_skipped < F.SKIP_LATE_SHARE * steps:
+            return
+        for number, line in self.late_skip_lines:
             self._add("skipped_iterations", number, line)
+        self.found["skipped_iterations"].count = self.late_skip_reports
 
     def _lock(self, line: str, number: int) -> None:
         m = _LOCK_WAIT.search(line)
@@ -860,6 +890,7 @@ class _Scan:
             if label in self.corroborated:
                 self._add(label, number, line)
         self._validation_only_nan()
+        self._skipping()
         self._silent_kill()
         if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
             self._stack_dump()
