@@ -1292,3 +1292,33 @@ def test_the_thirty_fourth_batchs_wording_families():
     v = verdict(denied)
     assert v.primary is None and v.unrecognised
     assert verdict(denied[1:]).primary == "shm_too_small"
+
+
+def test_the_thirty_fifth_batchs_wording_families():
+    _assert_named(
+        {
+            # a missing file or folder whose path names training data by a component of its own
+            "FileNotFoundError: [Errno 2] No such file or directory: '/workspace/data_phase2'": "dataset_path_missing",
+            "FileNotFoundError: [Errno 2] No such file or directory: '/root/software/data/pytorch/imagenet/ILSVRC2012/train'": "dataset_path_missing",
+            "FileNotFoundError: [Errno 2] No such file or directory: '/data/object_detection/annotations/instances_val2017.json'": "dataset_path_missing",
+            # Ray's object store spilling to a full local disk; a tokenizer's vocabulary not at its path
+            "ray.exceptions.OutOfDiskError: Local disk is full": "disk_full",
+            "ValueError: Can't find a vocabulary file at path '/data/bert_base/bert-base-uncased-vocab.txt'. To load the vocabulary from a Google pretrained model use": "train_flags_invalid",
+        }
+    )
+    # ... not a checkpoint, cache, output or tokenizer that happens to live under a data folder
+    for path in (
+        "/data/ckpt/checkpoint-81",
+        "/work/dataset/index-cache/43d5_doc_idx.npy",
+        "/data/run1/results.jsonl.tmp",
+        "/data/models/llama/tokenizer.model",
+    ):
+        v = verdict([f"FileNotFoundError: [Errno 2] No such file or directory: '{path}'"])
+        assert v.primary != "dataset_path_missing", path
+    # SHARP without its Aggregation Manager, Open MPI's UCX declining MPI_THREAD_MULTIPLE: runs go on
+    _assert_benign(
+        [
+            " 0: [ha-1:0:3156565 - context.c:705] ERROR sharp_create_job failed: Failed to connect to Aggregation Manager (sharp_am)(-53)",
+            "[gx2570-01:26542] pml_ucx.c:226 Error: UCP worker does not support MPI_THREAD_MULTIPLE",
+        ]
+    )

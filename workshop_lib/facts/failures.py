@@ -308,6 +308,11 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # twice at import (TF 2.11+), and grappler's layout optimizer skipping a graph
     r"Unable to register cu(?:DNN|FFT|BLAS) factory: Attempting to register factory",
     r"meta_optimizer\.cc:\d+\] layout failed: ",
+    # SHARP with no Aggregation Manager to reach: NCCL goes on without in-network reductions
+    r"Failed to connect to Aggregation Manager \(sharp_am\)",
+    # Open MPI's UCX layer declining MPI_THREAD_MULTIPLE: MPI falls back to its other transport (the
+    # job's own traffic is NCCL's)
+    r"pml_ucx\.c:\d+ Error: UCP worker does not support MPI_THREAD_MULTIPLE",
     # UCX watching /tmp for its fuse file system: inotify's ENOSPC is the kernel's limit of watches per
     # user (fs.inotify.max_user_watches), not a full disk, and UCX goes on without the watch
     r"inotify_add_watch\([^)]*\) failed: No space left on device",
@@ -993,6 +998,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"FileNotFoundError: Unable to find '",
             # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
+            # any missing file or folder whose path names training data by a component of its own
+            # ("/workspace/data_phase2", ".../imagenet/ILSVRC2012/train", "annotations/instances_val2017
+            # .json", "coco_train2017_pyt"), not a checkpoint, cache, output, model or tokenizer under a
+            # data folder (those are other failures: a race on a cache, a run's own output folder)
+            r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]"
+            r"(?![^'\"]*(?:checkpoint|cache|tmp|output|result|log|token|vocab|model|weight|config))"
+            r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
+            r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
         ),
         "--data-path points at files that do not exist in the pod.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
@@ -1117,6 +1130,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ephemeral local storage usage exceeds the total limit",
             r"The node was low on resource: ephemeral-storage",
             r"Usage of EmptyDir volume \S+ exceeds the limit",
+            # Ray's object store spilling to a local disk that is full (its own exception and words)
+            r"\bOutOfDiskError: Local disk is full",
+            r"local disk's utilization is over capacity",
         ),
         "A file system the run writes to is full (checkpoint --save folder, logs, data cache): the write "
         "failed with ENOSPC and the checkpoint being written is incomplete.",
@@ -1404,6 +1420,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\s*full_key: \S",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
+            # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
+            r"Can't find a vocabulary file at path '",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",
