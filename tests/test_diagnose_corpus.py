@@ -1322,3 +1322,40 @@ def test_the_thirty_fifth_batchs_wording_families():
             "[gx2570-01:26542] pml_ucx.c:226 Error: UCP worker does not support MPI_THREAD_MULTIPLE",
         ]
     )
+
+
+def test_the_thirty_sixth_batchs_wording_families():
+    _assert_named(
+        {
+            # DALI's file reader; the Lustre client refusing a mount; aws-ofi-nccl requiring GDR
+            '[/opt/dali/dali/operators/reader/loader/file_loader.cc:59] Assert on "dir != nullptr" failed: Directory /data/imagenet/train could not be opened.': "dataset_path_missing",
+            "[640442.335581] LustreError: 2525281:0:(super25.c:187:lustre_fill_super()) llite: Unable to mount <unknown>: rc = -22": "volume_mount_failed",
+            "available. Cannot run workload without GDR support": "efa_provider_unavailable",
+        }
+    )
+    # torchx's and DeepLearningExamples' reports of a run's end clear the noise before them
+    for success in ("torchx 2022-06-20 23:58:16 INFO     Job finished: SUCCEEDED", "Experiment ended"):
+        assert not verdict(["RuntimeError: Connection reset by peer", success]).failed, success
+
+
+def test_nccl_hops_within_one_node_make_sockets_harmless():
+    """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
+    lines = [
+        "82fe:163:195 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation",
+        "82fe:163:195 [0] NCCL INFO NET/Socket : Using [0]eth0:172.17.0.2<0>",
+        "82fe:163:195 [0] NCCL INFO Using network Socket",
+        "82fe:163:195 [0] NCCL INFO Channel 00 : 0[3000] -> 1[4000] via P2P/IPC",
+        "82fe:164:194 [1] NCCL INFO Channel 01 : 1[4000] -> 0[3000] via direct shared memory",
+    ]
+    assert not verdict(lines).findings
+    # one hop through the network is another node: the missing plugin and the sockets are findings
+    net = "82fe:163:195 [0] NCCL INFO Channel 00/02 : 1[4000] -> 2[3000] [send] via NET/Socket/0"
+    assert verdict([*lines, net]).primary == "efa_plugin_missing"
+    # an EFA provider that failed with no socket fallback is the cause of what follows, not a context
+    # that unexplained lines outrank
+    gdr = [
+        "64655:64655 [29] init.cc:868 NCCL WARN Device with GDR support not",
+        "available. Cannot run workload without GDR support",
+        "64655:64655 ERROR   ENC:enc_init_global_comm [nec_dev 5] failed to create",
+    ]
+    assert verdict(gdr).primary == "efa_provider_unavailable"

@@ -124,6 +124,9 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
     r"Reporting training SUCCESS",
     r"\bTraining (?:is )?(?:finished|complete(?:d)?)(?:[.!]|\s*$)",
     r"`Trainer\.fit` stopped: `max_(?:steps|epochs)=\d+` reached",
+    # torchx's report of the job's end, and NVIDIA DeepLearningExamples' last line of main()
+    r"\bJob finished: SUCCEEDED\b",
+    r"^Experiment ended\s*$",
 )
 # ... or one report after training had been stepping (ranks in lockstep, not still loading), with no
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
@@ -399,6 +402,11 @@ SHARED_RANK_PATTERNS: tuple[str, ...] = (
 )
 # Labels that only matter when traffic leaves the process: dropped on single-process evidence.
 NETWORK_ONLY_LABELS: tuple[str, ...] = ("efa_plugin_missing", "nccl_socket_fallback")
+# Contexts a run survives (NCCL goes on over its own sockets): they do not outrank error lines that
+# no signature explains, which are then the failure, listed with the context beside them. (An EFA
+# provider that failed with no socket fallback is another matter: NCCL had no transport left, and
+# the errors after it are its consequence.)
+SURVIVABLE_CONTEXTS: tuple[str, ...] = NETWORK_ONLY_LABELS
 # Evidence that every rank runs on one node, which drops the same labels: intra-node traffic never
 # goes through the network plugin. NCCL's communicator summary counts nodes ("comm 0x... rank 0
 # nRanks 8 nNodes 1 localRanks 8", NCCL >= 2.19; an MNNVL domain of several hosts is one node to
@@ -407,6 +415,14 @@ NETWORK_ONLY_LABELS: tuple[str, ...] = ("efa_plugin_missing", "nccl_socket_fallb
 # table with two hosts, cancels it (a per-pod log of a multi-node job shows only its own host).
 SINGLE_NODE_PATTERN = r"\bnNodes 1\b"
 MULTI_NODE_PATTERN = r"\bnNodes (?:[2-9]|\d\d+)\b"
+# Older NCCLs print no node count, but every ring and tree hop of their channels says how it goes:
+# within a node over P2P or shared memory, between nodes over the network ("via NET/IB/0"). A log
+# with such hops and none through the network ran on one node (the hop lines of a multi-node ring
+# always include its NET hops); one network hop cancels it.
+INTRA_NODE_HOP_PATTERN = (
+    r"NCCL INFO Channel \d+\S* : .* via (?:P2P|SHM|direct shared memory|direct pointer|CUMEM)"
+)
+INTER_NODE_HOP_PATTERN = r"NCCL INFO Channel \d+\S* : .* via NET/"
 NCCL_TESTS_RANK_PATTERN = r"^#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on\s+(\S+)\s+device\b"
 
 FAILURES: tuple[FailureSignature, ...] = (
@@ -425,6 +441,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NET/OFI Unable to find a protocol that worked",
             r"NET/OFI aws-ofi-nccl initialization failed",
             r"NET/OFI Initializing plugin failed",  # its v6 entry point's own give-up line
+            # the plugin requiring GPUDirect RDMA (FI_HMEM) that the provider does not offer
+            r"Cannot run workload without GDR support",
             # NCCL's line when a loaded net plugin's init() fails (src/plugin/net.cc); the
             # aws-ofi-nccl plugin registers as "Libfabric" ("AWS Libfabric" in old releases).
             r"Failed to initialize NET plugin (AWS )?Libfabric",
@@ -998,6 +1016,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"FileNotFoundError: Unable to find '",
             # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
+            r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
             # ("/workspace/data_phase2", ".../imagenet/ILSVRC2012/train", "annotations/instances_val2017
             # .json", "coco_train2017_pyt"), not a checkpoint, cache, output, model or tokenizer under a
@@ -1334,6 +1353,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"pod has unbound immediate PersistentVolumeClaims",
             r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
             r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied|timed out)",
+            # the Lustre client in the node's kernel refusing the mount (dmesg: "llite: Unable to mount")
+            r"lustre_fill_super\(\)\) (?:llite: )?Unable to mount\b",
             r"Could not mount \"[^\"]+\" at \"/var/lib/kubelet/pods/",
             # a container's bind mount refused on a Slurm node (pyxis --container-mounts)
             r"enroot-mount: failed to mount: ",

@@ -26,9 +26,9 @@ earliest *cause* (OOM, a bad flag, a dead GPU) before any *context* (no EFA plug
 before any *symptom* (collective timeouts, peers gone), errors before warnings. An NCCL timeout
 after an OOM on another rank is an OOM. When no error signature matches but the log shows
 error-like lines, the verdict says so (``primary`` is ``None``) and lists the first error-like
-lines of each rank in ``unrecognised``: an unknown failure is never silent. A context does not
-outrank such lines either (a missing plugin does not explain a rank's own error); it is listed
-beside them. DeepSpeed's launcher killing the ranks with no error from any of them is a silent
+lines of each rank in ``unrecognised``: an unknown failure is never silent. A context a run
+survives does not outrank such lines either (a missing plugin does not explain a rank's own
+error); it is listed beside them. DeepSpeed's launcher killing the ranks with no error from any of them is a silent
 death, named ``host_oom_killed`` with that reasoning.
 """
 
@@ -183,6 +183,8 @@ _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
 _TABLE_HOST = re.compile(F.NCCL_TESTS_RANK_PATTERN)
+_INTRA_NODE_HOP = re.compile(F.INTRA_NODE_HOP_PATTERN)
+_INTER_NODE_HOP = re.compile(F.INTER_NODE_HOP_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 # Every nan_loss pattern needs one of these words (or a trainer's fp16 give-up line); _NAN itself
@@ -443,6 +445,9 @@ class _Scan:
         # how many nodes the ranks run on (F.SINGLE_NODE_PATTERN): NCCL's count, nccl-tests' hosts
         self.one_node = False
         self.many_nodes = False
+        # NCCL's channel hops: within a node (P2P, shared memory), and through the network
+        self.intra_node_hops = False
+        self.inter_node_hops = False
         self.table_hosts: set[str] = set()
         self.unrecognised: list[dict] = []
         self.unrecognised_per_rank: dict[str, int] = {}
@@ -562,6 +567,11 @@ class _Scan:
                 self.shared_ranks = True
             elif _SOLO.search(line):
                 self.solo_ranks = True
+            if " via " in line:
+                if _INTER_NODE_HOP.search(line):
+                    self.inter_node_hops = True
+                elif _INTRA_NODE_HOP.search(line):
+                    self.intra_node_hops = True
         if "nNodes " in line:
             if _MANY_NODES.search(line):
                 self.many_nodes = True
@@ -895,7 +905,8 @@ class _Scan:
         if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
             self._stack_dump()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
-        one_node = not self.many_nodes and (hosts == 1 or (hosts == 0 and self.one_node))
+        hops_one_node = self.intra_node_hops and not self.inter_node_hops
+        one_node = not self.many_nodes and (hosts == 1 or (hosts == 0 and (self.one_node or hops_one_node)))
         if one_node or (self.solo_ranks and not self.shared_ranks):  # no traffic leaves the node
             self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
@@ -907,10 +918,11 @@ class _Scan:
                 self.unrecognised = [u for u in self.unrecognised if not rx.search(u["line"])]
         findings.sort(key=lambda f: (f.severity != "error", _ROLE_RANK.get(f.role, 0), f.line_number))
         primary: str | None = None
-        # a context (a degraded set-up, rarely fatal alone) does not outrank error lines it does not
+        # a context a run survives (no net plugin, sockets) does not outrank error lines it does not
         # explain: the failure is those lines', and the context is listed beside them
         if findings and (
-            (findings[0].severity == "error" and findings[0].role != "context") or not self.unrecognised
+            (findings[0].severity == "error" and findings[0].label not in F.SURVIVABLE_CONTEXTS)
+            or not self.unrecognised
         ):
             primary = findings[0].label
         # error-like lines matter only when no known signature explains the failure
