@@ -183,8 +183,6 @@ _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
 _TABLE_HOST = re.compile(F.NCCL_TESTS_RANK_PATTERN)
-_INTRA_NODE_HOP = re.compile(F.INTRA_NODE_HOP_PATTERN)
-_INTER_NODE_HOP = re.compile(F.INTER_NODE_HOP_PATTERN)
 _ROLE_RANK = {role: i for i, role in enumerate(F.ROLE_ORDER)}
 _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 # Every nan_loss pattern needs one of these words (or a trainer's fp16 give-up line); _NAN itself
@@ -568,9 +566,9 @@ class _Scan:
             elif _SOLO.search(line):
                 self.solo_ranks = True
             if " via " in line:
-                if _INTER_NODE_HOP.search(line):
+                if F.INTER_NODE_HOP in line:
                     self.inter_node_hops = True
-                elif _INTRA_NODE_HOP.search(line):
+                elif not self.intra_node_hops and any(hop in line for hop in F.INTRA_NODE_HOPS):
                     self.intra_node_hops = True
         if "nNodes " in line:
             if _MANY_NODES.search(line):
