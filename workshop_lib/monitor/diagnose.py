@@ -28,8 +28,8 @@ after an OOM on another rank is an OOM. When no error signature matches but the 
 error-like lines, the verdict says so (``primary`` is ``None``) and lists the first error-like
 lines of each rank in ``unrecognised``: an unknown failure is never silent. A context a run
 survives does not outrank such lines either (a missing plugin does not explain a rank's own
-error); it is listed beside them. DeepSpeed's launcher killing the ranks with no error from any of them is a silent
-death, named ``host_oom_killed`` with that reasoning.
+error); it is listed beside them. DeepSpeed's launcher killing the ranks with no error from any
+of them is a silent death, named ``host_oom_killed`` with that reasoning.
 """
 
 from __future__ import annotations
@@ -849,13 +849,17 @@ class _Scan:
                 f.explanation = f"{len(waits)} processes were waiting for {_clip(path)} when the log ended. {f.explanation}"
                 return
 
+    def _found_error(self) -> bool:
+        """Whether a finding of error severity was made so far (warnings alone leave room for more)."""
+        return any(f.severity == "error" for f in self.found.values())
+
     def _silent_kill(self) -> None:
         """DeepSpeed's launcher killed the ranks, and nothing else in the log says why: a silent death."""
         if (
             self.launcher_kill is None
             or self.other_error_like
             or self.succeeded is not None
-            or any(f.severity == "error" for f in self.found.values())
+            or self._found_error()
         ):
             return
         number, line = self.launcher_kill
@@ -892,7 +896,7 @@ class _Scan:
         self._hang()
         self._stalled()
         self._stuck_locks()
-        if not any(f.severity == "error" for f in self.found.values()):
+        if not self._found_error():
             self._unwrap_tail()
         for label, (number, line) in self.weak.items():
             if label in self.corroborated:
@@ -900,7 +904,7 @@ class _Scan:
         self._validation_only_nan()
         self._skipping()
         self._silent_kill()
-        if not any(f.severity == "error" for f in self.found.values()) and not self.unrecognised:
+        if not self._found_error() and not self.unrecognised:
             self._stack_dump()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
         hops_one_node = self.intra_node_hops and not self.inter_node_hops
