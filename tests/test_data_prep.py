@@ -71,6 +71,31 @@ def test_sample_tokenizer_uses_the_fast_engine_with_reference_ids(tok, ref_tok):
     assert np.array_equal(a_len, b_len) and np.array_equal(a_flat.astype(np.int64), b_flat)
 
 
+def test_gigatoken_without_awkward_falls_back_to_the_reference_engine(tmp_path):
+    """A --no-deps install of gigatoken (no awkward) returned lists that the fast path read as
+    awkward arrays: prep-data died with "'list' object has no attribute 'layout'" (seen on the
+    GPU machine). Now the tokenizer says why and uses the reference library, with the same ids."""
+    corpus = write_jsonl(tmp_path / "c.jsonl", [{"text": t} for t in TRICKY[:7]])
+    script = (
+        "import sys, json; sys.modules['awkward'] = None\n"
+        "from workshop_lib.data.tokenizer import load_tokenizer\n"
+        "from workshop_lib.data.prep import prep_data\n"
+        f"tok = load_tokenizer('HuggingFaceTokenizer', {str(SAMPLE_TOKENIZER)!r})\n"
+        f"res = prep_data([{str(corpus)!r}], {str(tmp_path / 'noawk')!r}, tok, append_eod_token=True, progress=False)\n"
+        "print(json.dumps([tok.engine, tok.note, res.documents]))\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=120
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    engine, note, documents = json.loads(out.stdout.strip().splitlines()[-1])
+    assert engine == "tokenizers" and "awkward" in note and documents == 7
+    fast = load_tokenizer("HuggingFaceTokenizer", SAMPLE_TOKENIZER)
+    assert fast.engine == "gigatoken"
+    prep_data([str(corpus)], tmp_path / "fast", fast, append_eod_token=True, progress=False)
+    assert files_bytes(tmp_path / "noawk_text_document") == files_bytes(tmp_path / "fast_text_document")
+
+
 def test_round_trip_every_sample_document(tmp_path, tok):
     res = prep_data([str(SAMPLE_CORPUS)], tmp_path / "s", tok, append_eod_token=True, progress=False)
     texts = [json.loads(line)["text"] for line in SAMPLE_CORPUS.open(encoding="utf-8")]

@@ -101,3 +101,17 @@ def test_dmon_with_date_and_time_columns():
         (0, 2, 43.0, 19.0, True),
         (1, 2, 92.0, 70.5, False),
     ]
+
+
+def test_real_h100_dmon_and_query_output_from_the_gpu_benchmark():
+    """nvidia-smi 580.159.04 on the lent H100 while benchmarks/bench_gpu.py ran (tests/fixtures/gpu/h100_bench_*):
+    eleven trainer runs with start-ups between them, so the card idled most of the 5 minutes."""
+    dmon = parse_nvidia_smi((FIX / "gpu" / "h100_bench_dmon.txt").read_text())
+    assert len(dmon) == 141 and {s.gpu for s in dmon} == {0}
+    assert max(s.sm for s in dmon) == 100.0 and sum(s.sm >= 90 for s in dmon) == 15
+    query = parse_nvidia_smi((FIX / "gpu" / "h100_bench_query.csv").read_text())
+    assert len(query) == 57 and {s.memory_total_mib for s in query} == {81559.0}
+    assert max(s.memory_used_mib for s in query) > 40_000  # a 1.2B model's Adam states and activations
+    for text in (FIX / "gpu" / "h100_bench_dmon.txt", FIX / "gpu" / "h100_bench_query.csv"):
+        report = gpu_report(text.read_text())
+        assert report["verdict"].startswith("LOW") and report["low_gpus"] == 1

@@ -119,3 +119,34 @@ def test_throughput_uses_the_plan_rooms_flops_formula():
         vocab_pad_tp=2,
     )
     assert _flops_per_iteration(a, 32000) == megatron_flops(m, 512) > 0
+
+
+def test_memory_report_is_megatrons_line_and_parses_back_to_bytes():
+    """Megatron-LM's report_memory text (MiB as Python floats), read back by `workshop monitor parse`;
+    real lines from Megatron runs (the diagnose corpus) parse the same way, with or without "[Rank N] (".
+    """
+    from workshop_lib.monitor.parse import parse_text
+    from workshop_lib.train.log import memory_report_line
+
+    stats = {"allocated_bytes": 22_702_429_696, "max_allocated_bytes": 37_854_760_960,
+             "reserved_bytes": 38_000_000_000, "max_reserved_bytes": 38_575_013_888}  # fmt: skip
+    line = memory_report_line(3, 4, stats)
+    mib = [v / 2**20 for v in stats.values()]
+    assert line == (
+        f"[Rank 3] (after 4 iterations) memory (MB) | allocated: {mib[0]} | max allocated: {mib[1]}"
+        f" | reserved: {mib[2]} | max reserved: {mib[3]}"
+    )
+    assert "| allocated: 21650.72412109375 | max allocated: 36101.11328125 |" in line
+    real = (
+        "[default0]:[Rank 0] (after 1 iterations) memory (MB) | allocated: 4256.57470703125 | max allocated: "
+        "6819.63232421875 | reserved: 9644.0 | max reserved: 9644.0\n"
+        "after 1 iterations memory (MB) | allocated: 12335.4560546875 | max allocated: 19976.07177734375 | "
+        "reserved: 23330.0 | max reserved: 23330.0 | device usage: 29104.37890625\n"
+    )
+    parsed = parse_text(line + "\n" + real)
+    assert [(m["rank"], m["iteration"]) for m in parsed.memory] == [(0, 1), (3, 4), (None, 1)]
+    assert parsed.memory[1] == {"rank": 3, "iteration": 4, **stats}
+    assert parsed.memory[2]["max_allocated_bytes"] == round(19976.07177734375 * 2**20)
+    assert parsed.summary["peak_allocated_bytes"] == 37_854_760_960
+    assert parsed.summary["peak_reserved_bytes"] == 38_575_013_888
+    assert parsed.records == []  # a memory line is not an iteration

@@ -305,6 +305,9 @@ def _attach_gigatoken(adapter: TokenizerAdapter, *, required: bool) -> None:
         reason = "gigatoken is not wired for TikTokenizer files here"
     else:
         try:
+            # encode_batch / encode_files return awkward arrays only when awkward is installed (a
+            # --no-deps install of gigatoken returns lists, which the fast path cannot read).
+            import awkward  # noqa: F401
             import gigatoken
 
             fast = gigatoken.Tokenizer.from_json(adapter.reference.to_str())

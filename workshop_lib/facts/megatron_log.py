@@ -73,5 +73,18 @@ ITERATION_EXTRA_LABELS: dict[str, str] = {
     "decoupled learning rate": "decoupled_learning_rate",
 }
 
+# Megatron-LM's ``report_memory``: after the first logged interval, each rank of data-parallel rank 0
+# prints torch.cuda's allocator figures in MiB (Python's float repr), e.g.
+# "[Rank 0] (after 10 iterations) memory (MB) | allocated: 23605.2 | max allocated: 48112.9 | ...".
+# Forks append cells (Enflame's "device usage"), and Megatron-DeepSpeed prints it without "[Rank N] (".
+MEMORY_REPORT = "[Rank {rank}] (after {iteration} iterations) memory (MB)"
+MEMORY_CELLS: tuple[tuple[str, str], ...] = (
+    ("allocated", "allocated_bytes"),
+    ("max allocated", "max_allocated_bytes"),
+    ("reserved", "reserved_bytes"),
+    ("max reserved", "max_reserved_bytes"),
+)
+MEMORY_UNIT_BYTES = 1024 * 1024  # Megatron's "MB" is a mebibyte
+
 # The test-split line at the end of training (older and current Megatron).
 END_OF_TRAINING_PREFIX = " validation loss at the end of training for {split} data | "

@@ -14,7 +14,9 @@ with). What this parser accepts, and why:
   prints on the last rank; concatenated pod logs and restarts repeat lines), counted in
   ``repeated_iterations``;
 * validation and test lines (``validation loss at iteration N``, ``... at the end of training for
-  test data``).
+  test data``);
+* Megatron's memory report (``[Rank N] (after K iterations) memory (MB) | allocated: ...``), one per
+  rank that prints it, kept in ``ParsedLog.memory`` and summed up as the busiest rank's peak.
 
 NaN policy: a NaN/Inf loss stays NaN/Inf in :meth:`ParsedLog.to_dataframe` and in
 ``ParsedLog.iterations``; the JSON of ``workshop monitor parse`` writes ``null`` for every
@@ -82,6 +84,9 @@ _LABEL_TO_KEY.update(fmt.ITERATION_LABEL_ALIASES)
 _LABEL_TO_KEY["lm loss"] = "lm_loss"
 
 _ITER_RE = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|")
+# "[Rank 3] (after 10 iterations) memory (MB)" and Megatron-DeepSpeed's "after 1 iterations memory (MB)"
+_MEMORY_RE = re.compile(r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\)")
+_MEMORY_LABELS = dict(fmt.MEMORY_CELLS)
 _TS_RE = re.compile(r"\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 _EVAL_RE = re.compile(
     r"(validation|test) loss at (?:iteration (\d+)|the end of training for (\w+) data)(?: on (\w+) (?:set|data))?\s*\|(.*)"
@@ -271,6 +276,7 @@ class ParsedLog:
     source: str | None = None
     long_lines: list[dict[str, int]] = field(default_factory=list)  # the first NAMED_LONG_LINES skipped
     long_line_count: int = 0  # every line skipped for being over max_line_bytes
+    memory: list[dict[str, Any]] = field(default_factory=list)  # memory reports, by rank then iteration
 
     @property
     def iterations(self) -> list[dict[str, Any]]:
@@ -321,6 +327,7 @@ class ParsedLog:
             "validation": [{k: v.get(k) for k in VALIDATION_KEYS} for v in self.validation],
             "test": [{k: v.get(k) for k in VALIDATION_KEYS} for v in self.test],
             "extra_columns": {c: [r.get(c) for r in self.records] for c in extra},
+            "memory": self.memory,
             "summary": self.summary,
         }
         return json_safe(out)
@@ -358,6 +365,7 @@ class ParsedLog:
             out.write(f"{sep}{dumps(c)}: " + dumps(_nulls(column(self.records, c)), allow_nan=False))
             sep = ",\n    "
         out.write("\n  },\n")
+        array("memory", (dumps(m, allow_nan=False) for m in self.memory))
         summary = dumps(json_safe(self.summary), indent=2, allow_nan=False).replace("\n", "\n  ")
         out.write(f'  "summary": {summary}\n}}\n')
 
@@ -398,6 +406,7 @@ class IncrementalParser:
         self._lines = 0
         self._repeated = 0
         self._last_iteration: int | None = None
+        self._memory: dict[tuple[int | None, int], dict[str, Any]] = {}
         self.gpu = gpu
         self.seq_length = seq_length
         self.source = source
@@ -482,6 +491,9 @@ class IncrementalParser:
                 if " loss at " in line:
                     self._eval(line)
                     continue
+                if "memory (MB)" in line:
+                    self._memory_report(line)
+                    continue
                 rec = parse_iteration_line(line)
                 if rec is None:
                     continue
@@ -503,6 +515,21 @@ class IncrementalParser:
             elif "end of training" in line and " loss at " in line:
                 self._eval(line)
         self._args_done = args_done
+
+    def _memory_report(self, line: str) -> None:
+        """One rank's memory report: its cells by label, MiB to bytes; unknown cells are ignored."""
+        m = _MEMORY_RE.search(line)
+        if m is None:
+            return
+        row: dict[str, Any] = {"rank": int(m.group(1)) if m.group(1) else None, "iteration": int(m.group(2))}
+        for cell in line[m.end() :].split("|"):
+            label, sep, value = cell.partition(":")
+            key = _MEMORY_LABELS.get(label.strip())
+            mib = _number(value.strip(), False) if sep and key else None
+            if key and isinstance(mib, float) and math.isfinite(mib) and mib >= 0:
+                row[key] = round(mib * fmt.MEMORY_UNIT_BYTES)
+        if len(row) > 2:
+            self._memory[(row["rank"], row["iteration"])] = row
 
     def _eval(self, line: str) -> None:
         parsed = parse_eval_line(line)
@@ -533,6 +560,9 @@ class IncrementalParser:
             source=self.source,
             long_lines=list(self._long),
             long_line_count=self._long_count,
+            memory=sorted(
+                self._memory.values(), key=lambda r: (r["rank"] is None, r["rank"] or 0, r["iteration"])
+            ),
         )
 
 
@@ -815,6 +845,10 @@ def column(records: list[Mapping[str, Any]], key: str) -> list[Any]:
     return [r.get(key) for r in records]
 
 
+def _peak(reports: list[dict[str, Any]], key: str) -> int | None:
+    return max((r[key] for r in reports if key in r), default=None)
+
+
 def summarize(log: ParsedLog) -> dict[str, Any]:
     recs = log.records
     iters = column(recs, "iteration")
@@ -879,6 +913,9 @@ def summarize(log: ParsedLog) -> dict[str, Any]:
         "last_validation_loss": log.validation[-1]["lm_loss"] if log.validation else None,
         "last_test_loss": log.test[-1]["lm_loss"] if log.test else None,
         "last_timestamp": recs[-1].get("timestamp") if recs else None,
+        # the busiest rank's allocator peaks (Megatron's memory report), to hold against `workshop plan`
+        "peak_allocated_bytes": _peak(log.memory, "max_allocated_bytes"),
+        "peak_reserved_bytes": _peak(log.memory, "max_reserved_bytes"),
         "repeated_iterations": log.repeated_iterations,
         "lines": log.lines,
         "long_lines_skipped": log.long_line_count,

@@ -5,7 +5,7 @@
 ``launcher``           ``torchrun_command``, ``local_env``, ``run_local`` (``workshop train``)
 ``trainer``            the loop: process groups, model, optimizer, data, logs, checkpoints
 ``model``              TransformerConfig, layer specs (TE on GPUs, local + CPU modules otherwise)
-``attention``          CPU-capable core attention and sequence-parallel norms for the local spec
+``attention``          SDPA attention (CPU, GPUs without TE), sequence-parallel norms
 ``device``             CUDA + NCCL or CPU + gloo, and the CPU adaptations of megatron-core
 ``data``               GPTDataset via BlendedMegatronDatasetBuilder, split check, micro-batches
 ``tokenizer``          vocabulary size and EOD id from the tokenizer files

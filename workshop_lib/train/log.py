@@ -81,6 +81,30 @@ def iteration_line(
     return line
 
 
+def memory_report_line(rank: int, iteration: int, stats: dict[str, int]) -> str:
+    """Megatron-LM's ``report_memory`` line from ``torch.cuda``'s allocator figures (bytes).
+
+    ``stats`` maps each of ``fmt.MEMORY_CELLS``' keys to bytes; the line prints MiB as Megatron does,
+    so ``workshop monitor parse`` (and anyone's grep) reads our runs and Megatron's alike.
+    """
+    line = fmt.MEMORY_REPORT.format(rank=rank, iteration=iteration)
+    for label, key in fmt.MEMORY_CELLS:
+        line += f" | {label}: {stats[key] / fmt.MEMORY_UNIT_BYTES}"
+    return line
+
+
+def cuda_memory_stats() -> dict[str, int]:
+    """This rank's allocator figures, in bytes, under ``fmt.MEMORY_CELLS``' keys."""
+    import torch
+
+    return {
+        "allocated_bytes": torch.cuda.memory_allocated(),
+        "max_allocated_bytes": torch.cuda.max_memory_allocated(),
+        "reserved_bytes": torch.cuda.memory_reserved(),
+        "max_reserved_bytes": torch.cuda.max_memory_reserved(),
+    }
+
+
 def validation_lines(iteration: int, losses: dict[str, float]) -> list[str]:
     """The validation block: a dashed row, the loss line, a dashed row (Megatron's layout)."""
     line = fmt.VALIDATION_PREFIX.format(iteration=iteration)

@@ -110,13 +110,21 @@ def transformer_config(args: argparse.Namespace, device: Device):
     ), use_te
 
 
+# --attention-backend values that mean PyTorch's scaled_dot_product_attention on GPUs without TE.
+SDPA_BACKENDS = ("flash", "auto")
+
+
 def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | None):
     """The layer spec(s) of this pipeline stage, as megatron-core's ``pretrain_gpt`` picks them.
 
     Transformer Engine's spec with TE + CUDA, megatron-core's local spec otherwise; MoE models
     use ``get_gpt_decoder_block_spec`` (dense and expert layers by ``--moe-layer-freq``). Without
     CUDA every layer gets :class:`SDPACoreAttention` and :class:`SequenceParallelNorm`, and the
-    block's final norm too.
+    block's final norm too. On GPUs without TE, ``--attention-backend flash`` or ``auto`` (the
+    default) puts :class:`SDPACoreAttention` in too: PyTorch's flash kernel keeps no ``s x s`` score
+    matrix, as ``workshop plan`` assumes for both. ``unfused``/``local`` keep megatron-core's local
+    attention, which does keep it: on an H100 (benchmarks/results/gpu_h100.md) that cost 14 GiB a
+    sample at sequence 2048 against 4.6 GiB, and ran at 0.44x the speed.
     """
     from megatron.core.models.gpt.gpt_layer_specs import (
         get_gpt_decoder_block_spec,
@@ -128,25 +136,32 @@ def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | N
         get_num_layers_to_build,
     )
 
+    from .attention import SDPACoreAttention, SequenceParallelNorm
+
+    on_gpu = torch.cuda.is_available()
+    sdpa_on_gpu = on_gpu and args.attention_backend in SDPA_BACKENDS
     if args.num_experts:
         block = get_gpt_decoder_block_spec(
             config, use_transformer_engine=use_te, normalization=args.normalization, vp_stage=vp_stage
         )
+        if use_te:
+            return block
     elif use_te:
         return get_gpt_layer_with_transformer_engine_spec(
             qk_layernorm=args.qk_layernorm, moe_grouped_gemm=args.moe_grouped_gemm
         )
     else:
         layer = get_gpt_layer_local_spec(qk_layernorm=args.qk_layernorm, normalization=args.normalization)
-        if torch.cuda.is_available():
-            return layer
+        if on_gpu:
+            return _with_core_attention(layer, SDPACoreAttention) if sdpa_on_gpu else layer
         n = get_num_layers_to_build(config, vp_stage=vp_stage)
         block = TransformerBlockSubmodules(layer_specs=[layer] * n, layer_norm=None)
-    if torch.cuda.is_available():
+    if on_gpu:
+        if sdpa_on_gpu:
+            for spec in {id(s): s for s in block.layer_specs}.values():
+                _with_core_attention(spec, SDPACoreAttention)
         return block
     from megatron.core.transformer.identity_op import IdentityOp
-
-    from .attention import SDPACoreAttention, SequenceParallelNorm
 
     for spec in {id(s): s for s in block.layer_specs}.values():
         attention = spec.submodules.self_attention
@@ -159,6 +174,13 @@ def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | N
             spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
         )
     return TransformerBlockSubmodules(layer_specs=block.layer_specs, layer_norm=SequenceParallelNorm)
+
+
+def _with_core_attention(layer_spec, core_attention):
+    """``layer_spec`` (changed in place, and returned) with its self-attention's core attention swapped."""
+    attention = layer_spec.submodules.self_attention
+    attention.submodules = replace(attention.submodules, core_attention=core_attention)
+    return layer_spec
 
 
 def padded_vocab_size(vocab_size: int, args: argparse.Namespace) -> int:

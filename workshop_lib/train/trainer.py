@@ -294,6 +294,7 @@ class Trainer:
                     f"  successfully loaded checkpoint from {args.load} at iteration {self.state.iteration}"
                 )
         self.last_saved = self.state.iteration if args.load else -1
+        self.memory_reported = False
         train_ds, valid_ds, _test_ds = data.build_datasets(args, self.tokenizer)
         if not args.mock_data:
             for prefix, info in summary.items():
@@ -405,6 +406,19 @@ class Trainer:
             f"[ t {time.time() - t0:.2f}s ]{reason}"
         )
 
+    def _report_memory(self, iteration: int) -> None:
+        """Megatron-LM's one memory report, after the first logged interval, from data-parallel rank 0.
+
+        The peak then includes a whole iteration (forward, backward and the optimizer's first step,
+        which allocates Adam's states), so it is the figure to hold against ``workshop plan``.
+        """
+        from megatron.core import parallel_state as ps
+
+        self.memory_reported = True
+        if ps.get_data_parallel_rank() == 0:
+            line = log.memory_report_line(torch.distributed.get_rank(), iteration, log.cuda_memory_stats())
+            print(line, flush=True)
+
     def run(self, stop: SigtermFlag) -> int:
         args, state = self.args, self.state
         interval_loss: dict[str, float] = {}
@@ -470,6 +484,8 @@ class Trainer:
                             "throughput": tflops if args.log_timers_to_tensorboard else None,
                         },
                     )
+                if self.device.cuda and not self.memory_reported:
+                    self._report_memory(state.iteration)
                 interval_loss, interval_iters, skipped, nan_iters = {}, 0, 0, 0
                 t_interval = time.time()
             if (

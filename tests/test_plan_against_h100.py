@@ -1,0 +1,82 @@
+"""`workshop plan`'s memory against what the trainer measured on a real H100 (no Transformer Engine).
+
+benchmarks/results/gpu_h100.json holds the allocator figures of ``python -m benchmarks.bench_gpu`` on
+the lent H100 (the trainer's Megatron memory report after iteration 4); the plan is recomputed here
+from the same flags, so a change to the memory model that moves it away from the card fails.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from benchmarks.bench_gpu import FULL_MODEL, planned
+
+MEASURED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/gpu_h100.json").read_text())
+RUNS = MEASURED["runs"]
+VOCAB = 8192
+GIB = 1024**3
+SDPA_OR_FULL_RECOMPUTE = ["mbs1-flash", "mbs4-flash", "mbs2-auto", "mbs4-full"]
+
+
+def plan_of(name: str) -> dict:
+    return planned(FULL_MODEL, RUNS[name]["flags"], VOCAB, "h100-80gb")
+
+
+def static_bytes(p: dict) -> int:
+    mem = p["memory_per_gpu_bytes"]
+    return mem["weights"] + mem["gradients"] + mem["optimizer"]
+
+
+@pytest.mark.parametrize("name", [n for n, r in RUNS.items() if r["exit"] == 0])
+def test_weights_gradients_and_adam_states_match_the_allocator_within_3_percent(name):
+    """bf16 weights, fp32 main grads, fp32 master + Adam m and v: 18 bytes a parameter, as measured."""
+    measured = RUNS[name]["allocated_bytes"]
+    assert abs(static_bytes(plan_of(name)) / measured - 1) < 0.03
+
+
+@pytest.mark.parametrize("name", SDPA_OR_FULL_RECOMPUTE)
+def test_peak_matches_the_plan_total_within_8_percent(name):
+    """Where no score matrix is kept (PyTorch SDPA, full recompute) the plan's total is the peak.
+
+    Measured peaks were 25.7-39.3 GiB against plans of 26.0-36.9 GiB; 8 % is about 3 GiB at 40 GiB,
+    less than one micro-batch sample of this model (4.6 GiB).
+    """
+    p = plan_of(name)
+    assert abs(p["memory_per_gpu_bytes"]["total"] / RUNS[name]["max_allocated_bytes"] - 1) < 0.08
+    assert p["fits"]
+
+
+def test_more_micro_batch_grows_the_peak_by_about_the_planned_activations():
+    """SDPA, micro-batch 1 to 4: the card grew 4.55 GiB a sample, the plan 3.32 (local spec's unfused
+    norms and SwiGLU keep more than Megatron's fused kernels); within a factor 1.5 either way."""
+    lo, hi = RUNS["mbs1-flash"], RUNS["mbs4-flash"]
+    measured = (hi["max_allocated_bytes"] - lo["max_allocated_bytes"]) / 3
+    planned_ = (
+        plan_of("mbs4-flash")["memory_per_gpu_bytes"]["activations"]
+        - plan_of("mbs1-flash")["memory_per_gpu_bytes"]["activations"]
+    ) / 3
+    assert 1 / 1.5 < measured / planned_ < 1.5
+
+
+def test_the_score_matrix_is_what_unfused_attention_adds():
+    """Unfused minus SDPA at micro-batch 1..2: the plan's 5 a s^2 bytes a layer are within 30 % of the card's."""
+    measured = RUNS["mbs2"]["max_allocated_bytes"] - RUNS["mbs2-auto"]["max_allocated_bytes"]
+    planned_ = (
+        plan_of("mbs2")["memory_per_gpu_bytes"]["activations"]
+        - plan_of("mbs2-auto")["memory_per_gpu_bytes"]["activations"]
+    )
+    assert abs(measured / planned_ - 1) < 0.3
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="megatron-core's local attention keeps an fp32 and a bf16 softmax (about 6.3 bytes per score, "
+    "measured) where the plan counts Megatron's fused 5: the plan says micro-batch 4 fits in 68 GiB, the "
+    "H100 ran out of memory at 75 GiB. Without Transformer Engine the trainer now uses SDPA by default.",
+)
+def test_the_plan_foresees_unfused_micro_batch_4_running_out_of_memory():
+    assert RUNS["mbs4"]["exit"] != 0
+    assert not plan_of("mbs4")["fits"]
