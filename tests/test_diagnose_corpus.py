@@ -1338,6 +1338,32 @@ def test_the_thirty_sixth_batchs_wording_families():
         assert not verdict(["RuntimeError: Connection reset by peer", success]).failed, success
 
 
+def test_the_thirty_seventh_batchs_wording_families():
+    _assert_named(
+        {
+            # the CUDA libraries' allocation statuses; Volcano's gang scheduler short of resources
+            'Error in thread 1: [/opt/dali/dali/operators/decoder/nvjpeg/decoupled_api/nvjpeg_decoder_decoupled_api.h:809] NVJPEG error "5" : NVJPEG_STATUS_ALLOCATOR_FAILURE a.JPEG': "cuda_oom",
+            "RuntimeError: cuDNN error: CUDNN_STATUS_ALLOC_FAILED": "cuda_oom",
+            "      message: '2/1 tasks in gang unschedulable: pod group is not ready, 1 Running,": "pod_pending_insufficient_resources",
+            "      reason: NotEnoughResources": "pod_pending_insufficient_resources",
+        }
+    )
+    # nvidia-smi without a driver and Slurm daemons' own error level are failures no label names
+    for line in (
+        "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is installed and running.",
+        "[2019-09-24T10:10:06.901] [321.0] error: pyxis: couldn't mkdir /run/pyxis/100005: No such file or directory",
+        "[2024-01-02T03:04:05] error: spank: required plugin spank_pyxis.so: init_post_opt() failed with rc=-1",
+    ):
+        v = verdict([line])
+        assert v.primary is None and v.unrecognised, line
+    # ... and not a Slurm daemon's other levels, nor a line that only mentions "error:" later on
+    for line in (
+        "[2019-09-24T10:10:06.901] [321.0] debug:  spank: opening plugin stack /etc/slurm/plugstack.conf",
+        "[2019-09-24T10:10:06.901] launch task StepId=321.0 request from UID:1000 (no error: all well)",
+    ):
+        assert not verdict([line]).unrecognised, line
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

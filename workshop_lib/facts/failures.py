@@ -211,6 +211,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
+    r"NVIDIA-SMI has failed because",  # "... it couldn't communicate with the NVIDIA driver"
+    # Slurm's daemons at error level, in their own log files ("[2019-09-24T10:10:06.901] [321.0]
+    # error: pyxis: couldn't mkdir ..."): no "srun:"/"slurmstepd:" in front there
+    r"^\s*\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?\] (?:\[[\d.]+\] )?error: ",
     r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
@@ -744,6 +748,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the rank aborts: SIGABRT, no OutOfMemoryError line)
             r"expandable_segments: memory mapping failed with OOM",
             r"CUBLAS_STATUS_ALLOC_FAILED",
+            # the other CUDA libraries' allocation statuses (DALI's nvJPEG decoder out of device memory:
+            # "NVJPEG error "5" : NVJPEG_STATUS_ALLOCATOR_FAILURE"; cuDNN, cuFFT, cuSOLVER, cuSPARSE)
+            r"\b(?:NVJPEG_STATUS_ALLOCATOR_FAILURE|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED"
+            r"|CUSOLVER_STATUS_ALLOC_FAILED|CUSPARSE_STATUS_ALLOC_FAILED)\b",
             r"cudaErrorMemoryAllocation",
             # the bare number, as MPI codes and C extensions print it: 2 is out of memory in both the
             # runtime (cudaErrorMemoryAllocation) and the driver API (CUDA_ERROR_OUT_OF_MEMORY)
@@ -1396,6 +1404,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bInsufficientInstanceCapacity\b",
             r"failed for insufficient capacity|Unable to provision requested ML compute capacity",
             r"failed to acquire min nodes",
+            # Volcano's (and kube-batch's) gang scheduling: the PodGroup cannot get minAvailable pods
+            # placed ("2/1 tasks in gang unschedulable: pod group is not ready", reason NotEnoughResources)
+            r"\btasks in gang unschedulable\b",
+            r"\breason: NotEnoughResources\b",
             # SkyPilot finding no capacity for the requested GPUs in any region or zone
             r"\bResourcesUnavailableError: Failed to provision all possible launchable resources\b",
         ),

@@ -2,7 +2,8 @@
 
 ``transformer_config(args, device)`` maps Megatron-LM flags onto megatron-core's
 ``TransformerConfig``; ``stage_spec`` picks the Transformer Engine spec where TE and CUDA are
-present and the local spec otherwise (with :class:`SDPACoreAttention` on the CPU);
+present and the local spec otherwise (with :class:`SDPACoreAttention` on the CPU, and on GPUs
+unless ``--attention-backend unfused`` asks for megatron-core's own);
 ``build_model`` returns the model chunks (one per virtual pipeline stage) wrapped in megatron-core's
 ``DistributedDataParallel``.
 """
