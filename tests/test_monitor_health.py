@@ -115,3 +115,22 @@ def test_real_h100_dmon_and_query_output_from_the_gpu_benchmark():
     for text in (FIX / "gpu" / "h100_bench_dmon.txt", FIX / "gpu" / "h100_bench_query.csv"):
         report = gpu_report(text.read_text())
         assert report["verdict"].startswith("LOW") and report["low_gpus"] == 1
+
+
+def test_the_trainers_own_out_of_memory_on_the_h100_reads_back():
+    """`workshop train`'s whole output when micro-batch 4 with unfused attention ran out of memory
+    on the lent H100 (benchmarks/results/gpu_h100.md): the diagnosis is cuda_oom, nothing else is
+    left unexplained, and the one memory report before it parses to the allocator's bytes."""
+    from workshop_lib.monitor.diagnose import verdict
+    from workshop_lib.monitor.parse import parse_log
+
+    log = FIX / "gpu" / "h100_trainer_mbs4_oom.log"
+    v = verdict(log)
+    assert v.primary == "cuda_oom" and not v.unrecognised
+    parsed = parse_log(log)
+    assert [r["iteration"] for r in parsed.records] == [1]
+    assert parsed.memory == [{"rank": 0, "iteration": 1, "allocated_bytes": 23105082880,
+                              "max_allocated_bytes": 73160713216, "reserved_bytes": 75992399872,
+                              "max_reserved_bytes": 75992399872}]  # fmt: skip
+    # the launcher's own last line names the same cause
+    assert log.read_text().rstrip().splitlines()[-1].startswith("diagnosis: cuda_oom: ")
