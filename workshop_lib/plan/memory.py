@@ -34,6 +34,13 @@ interleaved schedule with ``v`` virtual stages. Embedding inputs and dropout mas
 ``8 s b + s b h`` per micro-batch in flight) and, where the stage also computes the loss, the
 output layer's ``4 s b h (1 + V / h)`` are added as Megatron does.
 
+Measured on an H100 with the kit's trainer but without Transformer Engine
+(``benchmarks/results/gpu_h100.md``, held by ``tests/test_plan_against_h100.py``): the model states
+match the allocator within 3 %, the total matches the peak within -3 to +6 % where no score matrix
+is kept, and megatron-core's local spec keeps 1.3-1.4x these activations (its norms, SwiGLU and
+RoPE unfused, its softmax in fp32 and bf16), which the counts here, written for fused kernels,
+leave out.
+
 The allowance (:data:`ALLOWANCE`) is what a real process needs beyond the tensors: the CUDA
 context and library workspaces, NCCL's communication buffers, and allocator fragmentation. It
 appears only in ``total``.
