@@ -1364,6 +1364,32 @@ def test_the_thirty_seventh_batchs_wording_families():
         assert not verdict([line]).unrecognised, line
 
 
+def test_the_thirty_eighth_batchs_wording_families():
+    _assert_named(
+        {
+            # icefall's (k2 recipes') grad-scaler checks; a rank that waited past the timeout for
+            # rank 0 to publish the NCCL id (rank 0 still busy with the data)
+            "2024-01-14 01:03:00,826 WARNING [train.py:1057] (2/4) Grad scale is small: 1.2924697071141057e-26": "nan_loss",
+            "RuntimeError: grad_scale is too small, exiting: 2.3283064365386963e-10": "nan_loss",
+            "RuntimeError: [2] is setting up NCCL communicator and retrieving ncclUniqueId from [0] via c10d key-value store by key '0', but store->get('0') got error: Socket Timeout": "nccl_timeout",
+        }
+    )
+    # a best-so-far sentinel in a trainer's start-up configuration is no divergence ...
+    for line in (
+        "INFO [train.py:461] {'exp_dir': 'tdnn/exp', 'best_train_loss': inf, 'best_valid_loss': inf, 'best_train_epoch': -1}",
+        "best_loss=inf patience=3",
+        "  min_loss: inf",
+    ):
+        assert not verdict([line]).failed, line
+    # ... but the losses themselves still are, whatever their key
+    for line in (
+        "{'loss': inf, 'grad_norm': nan, 'learning_rate': 1e-05}",
+        "train_loss=inf",
+        "'valid_loss': inf",
+    ):
+        assert verdict([line]).primary == "nan_loss", line
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

@@ -625,6 +625,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NCCL error:? .*timeout",
             # the gloo backend's collective timeout (gloo/transport/tcp/unbound_buffer.cc)
             r"Timed out waiting \d+ms for (?:recv|send) operation to complete",
+            # a rank that waited past the timeout for rank 0 to publish the communicator's id (rank 0
+            # still busy, e.g. tokenizing a large dataset alone before its first collective)
+            r"retrieving ncclUniqueId from \[\d+\] via c10d key-value store by key '\d+', but "
+            r"store->get\('\d+'\) got error: (?:Socket )?Timeout",
             # the frame that throws a collective timeout, when the line that says "timeout" is cut off.
             # Not the watchdog's other frames (Watchdog::run, ncclCommWatchdog, watchdogHandler): it
             # throws every asynchronous CUDA/NCCL error through them too (an illegal memory access is
@@ -1206,13 +1210,21 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"[Ll]oss is (NaN|nan|NAN|inf|Inf|Infinity)",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
-            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF|Infinity)\b",
+            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN)\b",
+            # ... inf as well, but not a best-so-far sentinel a trainer prints in its start-up
+            # configuration ("'best_train_loss': inf", "best_valid_loss=inf", "min_loss: inf")
+            r"(?:\b|(?<!best)(?<!best_train)(?<!best_valid)(?<!best_val)(?<!best_eval)(?<!best_dev)(?<!min)_)"
+            r"(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:inf|Inf|INF|Infinity)\b",
             r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
             # other trainers' give-up on fp16 overflow: gpt-neox's OverflowMonitor, fairseq's scaler
             r"Skipped \d+ iterations in a row due to [Oo]verflow",
             r"Minimum loss scale reached \(",
+            # icefall's (and k2 recipes', ZipVoice's) scaler checks: a warning once the scale is under
+            # 0.01 (collapsed, by LOSS_SCALE_COLLAPSE's rule), then a "bad-model" saved and an exit
+            r"\bGrad scale is small: \d",
+            r"\bgrad_scale is too small, exiting\b",
             # a bare "<step> <loss>" print (yanmtt#7)
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
             # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")

@@ -192,7 +192,7 @@ _NAN = _alt(F.FAILURES_BY_LABEL["nan_loss"].patterns)
 _NAN_WORDS = (
     "nan", "NaN", "NAN", "inf", "Inf", "INF",
     "Current loss scale already at minimum", "Minimum loss scale reached", "iterations in a row due to",
-    "DIVERGED", "diverged", "finite",
+    "DIVERGED", "diverged", "finite", "rad scale is small", "grad_scale is too small",
 )  # fmt: skip
 _NAN_ITERATIONS = "number of nan iterations"
 _NAN_ITERATIONS_NONZERO = re.compile(F.NAN_ITERATIONS_PATTERN)
