@@ -180,20 +180,21 @@ def resume_check(out: Path, data: str, results: dict[str, Any], timeout: float) 
         str(TOKENIZER), "--log-interval", "1", "--eval-iters", "0", "--seed", "1234", "--bf16",
         "--pretrained-checkpoint", str(base),
     ]  # fmt: skip
+    ckpt = str(out / "ckpt")
     runs = {
-        "straight": common + ["--train-iters", "8"],
-        "first_half": common
-        + [
+        "straight": [*common, "--train-iters", "8"],
+        "first_half": [
+            *common,
             "--train-iters",
             "8",
             "--exit-interval",
             "4",
             "--save",
-            str(out / "ckpt"),
+            ckpt,
             "--save-interval",
             "4",
-        ],  # fmt: skip
-        "resumed": common + ["--train-iters", "8", "--load", str(out / "ckpt"), "--save", str(out / "ckpt")],
+        ],
+        "resumed": [*common, "--train-iters", "8", "--load", ckpt, "--save", ckpt],
     }
     losses: dict[str, list[float | None]] = {}
     for name, flags in runs.items():
@@ -233,7 +234,7 @@ def activation_slopes(runs: dict[str, Any]) -> dict[str, Any]:
         if len(ok) < 2:
             continue
         lo, hi = runs[ok[0]], runs[ok[-1]]
-        samples = int(ok[-1][3]) - int(ok[0][3])
+        samples = hi["flags"]["micro-batch-size"] - lo["flags"]["micro-batch-size"]
         slopes[family] = {
             "runs": [ok[0], ok[-1]],
             "measured_bytes": (hi["measured"]["max_allocated_bytes"] - lo["measured"]["max_allocated_bytes"]) / samples,
@@ -333,6 +334,7 @@ def main() -> int:
         cmd = cli("train", "--nproc-per-node", "1", "--", *train_flags(model, variant, data, args.iters))
         code, secs = run_logged(cmd, log, args.timeout)
         results["runs"][name] = {
+            "flags": variant,
             "exit": code,
             "seconds": secs,
             "plan": planned(model, variant, len(vocab), args.gpu),
