@@ -1390,6 +1390,29 @@ def test_the_thirty_eighth_batchs_wording_families():
         assert verdict([line]).primary == "nan_loss", line
 
 
+def test_the_thirty_ninth_batchs_wording_families():
+    _assert_named(
+        {
+            # a TPU's HBM (torch_xla's XRT, newer XLA), Azure ML's blobfuse mount, clouds' GPU quotas
+            "RESOURCE_EXHAUSTED: Attempting to reserve 10.51G at the bottom of memory. That was not possible. There are 8.97G free, 0B reserved, and 8.97G reservable.": "cuda_oom",
+            "jax.errors.JaxRuntimeError: RESOURCE_EXHAUSTED: XLA:TPU compile permanent error. Ran out of memory in memory space hbm. Used 17.46G of 15.48G hbm.": "cuda_oom",
+            "BFSMountError: Unable to mount blob fuse file system": "volume_mount_failed",
+            "E           ResourceLimitExceeded: An error occurred (ResourceLimitExceeded) when calling the CreateTrainingJob operation: The account-level service limit for training-job/ml.p4d.24xlarge is 0 Instances": "pod_pending_insufficient_resources",
+            '    "message": "The following quota metrics exceed quota limits: aiplatform.googleapis.com/custom_model_training_nvidia_l4_gpus",': "pod_pending_insufficient_resources",
+            "ERROR: (gcloud.compute.instances.create) Could not fetch resource: - Quota 'NVIDIA_A100_GPUS' exceeded.  Limit: 0.0 in region us-central1.": "pod_pending_insufficient_resources",
+        }
+    )
+    # Open MPI refusing to start under srun without PMI: a failure no label names
+    v = verdict(['The application appears to have been direct launched using "srun",',
+                 "but OMPI was not built with SLURM's PMI support and therefore cannot"])  # fmt: skip
+    assert v.primary is None and v.unrecognised
+    # Vertex AI marks every stderr line ERROR: a progress bar there is nothing, an exception still is
+    bar = "ERROR   2022-01-26 14:19:34 +1100       workerpool0-0    31%|###       | 5974/19120 [31:21<59:25,  3.69it/s]"
+    assert not verdict([bar]).failed and not verdict([bar]).unrecognised
+    crash = "ERROR   2022-01-26 14:20:02 +1100       workerpool0-0   RuntimeError: CUDA error: an illegal memory access was encountered"
+    assert verdict([crash]).failed
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

@@ -203,7 +203,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
     r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
-    r"\bERROR\b(?!\s*\|\s*stderr)",
+    # not the severity column Cloud Logging gives every stderr line of a Vertex AI job ("ERROR
+    # 2022-01-26 14:19:34 +1100  workerpool0-0  31%|... "): what follows it is judged on its own
+    r"\bERROR\b(?!\s*\|\s*stderr)(?!\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\s+workerpool\d+-\d+\b)",
     r"\b(?:FAILED|FATAL|Fatal|fatal error)\b",
     r"\bCUDA (?:error|failure)\b|\bTest failure\b",  # CUDA samples, nccl-tests
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
@@ -211,6 +213,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
+    # Open MPI's boxed help texts for a launch that cannot start: no PMI under srun, no daemons
+    r"\bOMPI was not built with SLURM'?s PMI support\b",
+    r"\bORTE was unable to reliably start one or more daemons\b",
+    r"\bmpirun was unable to launch the specified application\b",
     r"NVIDIA-SMI has failed because",  # "... it couldn't communicate with the NVIDIA driver"
     # Slurm's daemons at error level, in their own log files ("[2019-09-24T10:10:06.901] [321.0]
     # error: pyxis: couldn't mkdir ..."): no "srun:"/"slurmstepd:" in front there
@@ -776,6 +782,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bTDRV:\w+\s+Failed to alloc(?:ate)? (?:DEVICE memory\b|[\d.]+[KMG]B \(usage: \w+\) on ND )",
             # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
             r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate \d+ bytes",
+            # ... and on a TPU (torch_xla's XRT: "Attempting to reserve 10.51G at the bottom of memory.
+            # That was not possible."; newer XLA: "Ran out of memory in memory space hbm")
+            r"Attempting to reserve \S+ at the bottom of memory\. That was not possible\.",
+            r"\bRan out of memory in memory space hbm\b",
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
             # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
@@ -1386,6 +1396,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"failed to provision volume with StorageClass",
             # a FlexVolume or CSI driver's own log of the mount into the pod's volume folder (blobfuse)
             r"Failed to mount (?:device )?\S* at /var/lib/kubelet/pods/",
+            # Azure ML compute mounting a datastore with blobfuse before the job starts
+            r"\bBFSMountError\b|\bUnable to mount blob ?fuse file system\b",
         ),
         "The pod's volume (the FSx for Lustre, EFS, Azure Lustre or NFS claim that holds the data and "
         "checkpoints) could not be bound or mounted on the node, so the container never started.",
@@ -1422,12 +1434,20 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\breason: NotEnoughResources\b",
             # SkyPilot finding no capacity for the requested GPUs in any region or zone
             r"\bResourcesUnavailableError: Failed to provision all possible launchable resources\b",
+            # the account's quota for the GPU instance type is used up (SageMaker's ResourceLimitExceeded
+            # "account-level service limit for training-job/ml.p4d.24xlarge", EC2's vCPU limit,
+            # Vertex AI's and Compute Engine's GPU quotas)
+            r"\bResourceLimitExceeded\b.*\bservice limit\b",
+            r"\bVcpuLimitExceeded\b",
+            r"\bquota metrics exceed quota limits\b",
+            r"\bQuota '\w*GPUS?' exceeded\b",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
         "Request what the instance type has (e.g. p4d.24xlarge: 8 GPUs, 4 EFA), check nodes with "
         "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs; for "
-        "InsufficientInstanceCapacity use a capacity reservation or another zone.",
+        "InsufficientInstanceCapacity use a capacity reservation or another zone; for a quota "
+        "(ResourceLimitExceeded, a GPU quota exceeded) ask the cloud for an increase.",
         unless=(r"Successfully assigned \S+ to",),
     ),
     # --- the kit's trainer: any other refusal ------------------------------------------------------
