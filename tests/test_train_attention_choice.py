@@ -7,6 +7,8 @@ answering ``torch.cuda.is_available()`` with True while the spec is built.
 
 from __future__ import annotations
 
+import shlex
+
 import pytest
 import torch
 
@@ -18,32 +20,12 @@ from workshop_lib.train import arguments, model  # noqa: E402
 from workshop_lib.train.attention import SDPACoreAttention, SequenceParallelNorm  # noqa: E402
 from workshop_lib.train.device import Device  # noqa: E402
 
-FLAGS = [
-    "--num-layers",
-    "2",
-    "--hidden-size",
-    "64",
-    "--num-attention-heads",
-    "4",
-    "--seq-length",
-    "128",
-    "--max-position-embeddings",
-    "128",
-    "--micro-batch-size",
-    "2",
-    "--global-batch-size",
-    "4",
-    "--train-iters",
-    "2",
-    "--lr",
-    "1e-4",
-    "--mock-data",
-    "--tokenizer-type",
-    "HuggingFaceTokenizer",
-    "--tokenizer-model",
-    "data/tokenizer",
-    "--bf16",
-]
+FLAGS = shlex.split(
+    "--num-layers 2 --hidden-size 64 --num-attention-heads 4 --seq-length 128 "
+    "--max-position-embeddings 128 --micro-batch-size 2 --global-batch-size 4 --train-iters 2 "
+    "--lr 1e-4 --mock-data --tokenizer-type HuggingFaceTokenizer --tokenizer-model data/tokenizer "
+    "--bf16"
+)
 
 
 def gpu_spec(monkeypatch, *extra: str):
