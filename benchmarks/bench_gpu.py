@@ -1,7 +1,7 @@
 """The trainer on a real GPU, held against the calculator: memory, step time, MFU, and a resume.
 
 ``python -m benchmarks.bench_gpu --out DIR`` (on a machine with CUDA; the lent H100 here) runs
-``workshop train --nproc-per-node 1`` (NCCL, bf16) for a 1.2B Llama-shaped GPT at sequence 2048
+``workshop train --nproc-per-node 1`` (NCCL, bf16) for a 1.25B Llama-shaped GPT at sequence 2048
 with several micro-batch sizes, recompute choices and attention backends, and for each compares:
 
 * the memory after the first iteration (weights, fp32 main grads, Adam states) with the plan's
@@ -38,7 +38,7 @@ CORPUS = REPO / "data" / "techpulse_sample.jsonl"
 BASE_MODEL = REPO / "data" / "base_model"
 MIB = 1024**2
 
-# A Llama-shaped 1.2B model (vocabulary: the shipped 8k tokenizer), and a 2-layer one for --tiny.
+# A Llama-shaped 1.25B model (vocabulary: the shipped 8k tokenizer), and a 2-layer one for --tiny.
 FULL_MODEL = {
     "num-layers": 24, "hidden-size": 2048, "num-attention-heads": 16, "ffn-hidden-size": 5632,
     "seq-length": 2048, "max-position-embeddings": 2048, "position-embedding-type": "rope",

@@ -411,7 +411,7 @@ class Trainer:
 
         Its peak is the steady state's only from the second iteration on: Adam's moments are created
         by the first optimizer step, after that iteration's backward pass, so with ``--log-interval 1``
-        the peak misses 8 bytes a parameter (10 GiB for 1.2B on the H100,
+        the peak misses 8 bytes a parameter (9.3 GiB for 1.25B on the H100,
         benchmarks/results/gpu_h100.md). Hold a later interval's report against ``workshop plan``.
         """
         from megatron.core import parallel_state as ps
