@@ -170,3 +170,17 @@ def test_missing_log_is_a_usage_error(tmp_path):
 
     with pytest.raises(UsageError, match="no such log file"):
         parse_log(tmp_path / "nope.log")
+
+
+def test_streamed_json_is_the_built_object_memory_reports_included():
+    """`monitor parse --json` streams its object (write_json); it must equal to_json_dict's, memory too."""
+    import io
+    import json
+
+    log = Path(__file__).parent / "fixtures" / "gpu" / "h100_trainer_mbs4_oom.log"
+    parsed = parse_log(log)
+    out = io.StringIO()
+    parsed.write_json(out)
+    streamed = json.loads(out.getvalue())
+    assert streamed == json.loads(json.dumps(parsed.to_json_dict()))
+    assert streamed["memory"][0]["max_allocated_bytes"] == 73160713216
