@@ -32,6 +32,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from workshop_lib.facts.megatron_flags import format_flags
+
 REPO = Path(__file__).resolve().parents[1]
 TOKENIZER = REPO / "data" / "tokenizer"
 CORPUS = REPO / "data" / "techpulse_sample.jsonl"
@@ -69,16 +71,6 @@ TRAIN_ONLY = ("attention-dropout", "hidden-dropout")  # the planner does not tak
 # report must come later for a steady-state peak: every 4th iteration is logged, the first
 # interval (warm-up) is left out of the step time.
 LOG_INTERVAL = 4
-
-
-def flag_list(flags: dict[str, Any]) -> list[str]:
-    out: list[str] = []
-    for key, value in flags.items():
-        if value is True:
-            out.append(f"--{key}")
-        elif value is not False and value is not None:
-            out += [f"--{key}", str(value)]
-    return out
 
 
 def cli(*args: str) -> list[str]:
@@ -156,7 +148,7 @@ def measure(log: Path) -> dict[str, Any]:
 
 
 def train_flags(model: dict[str, Any], variant: dict[str, Any], data: str, iters: int) -> list[str]:
-    return flag_list({**model, **variant}) + [
+    return format_flags({**model, **variant}) + [
         "--global-batch-size", str(GLOBAL_BATCH), "--train-iters", str(iters), "--lr", "1e-4",
         "--min-lr", "1e-5", "--lr-warmup-iters", "2", "--data-path", data, "--split", "100,0,0",
         "--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", str(TOKENIZER),
@@ -204,9 +196,7 @@ def resume_check(out: Path, data: str, results: dict[str, Any], timeout: float) 
         if code != 0:
             results["resume"] = {"error": f"{name} exited {code}", "losses": losses}
             return
-        from workshop_lib.monitor.parse import parse_log
-
-        losses[name] = [r.get("lm_loss") for r in parse_log(out / f"cpt_{name}.log").records]
+        losses[name] = measure(out / f"cpt_{name}.log")["losses"]
     straight, resumed = losses["straight"][4:], losses["resumed"]
     diffs = [
         abs(a - b) / abs(a) for a, b in zip(straight, resumed[-len(straight) :], strict=False) if a and b
@@ -310,7 +300,7 @@ def main() -> int:
 
     results: dict[str, Any] = {
         "environment": environment(),
-        "model": " ".join(flag_list(model)),
+        "model": " ".join(format_flags(model)),
         "iterations": args.iters,
         "peak_bf16_tflops": lookup_gpu(args.gpu).bf16_tflops,
         "runs": {},

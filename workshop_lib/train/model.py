@@ -154,33 +154,33 @@ def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | N
     else:
         layer = get_gpt_layer_local_spec(qk_layernorm=args.qk_layernorm, normalization=args.normalization)
         if on_gpu:
-            return _with_core_attention(layer, SDPACoreAttention) if sdpa_on_gpu else layer
+            return _swap_attention(layer, core_attention=SDPACoreAttention) if sdpa_on_gpu else layer
         n = get_num_layers_to_build(config, vp_stage=vp_stage)
         block = TransformerBlockSubmodules(layer_specs=[layer] * n, layer_norm=None)
+    specs = {id(s): s for s in block.layer_specs}.values()  # MoE blocks share a spec between layers
     if on_gpu:
         if sdpa_on_gpu:
-            for spec in {id(s): s for s in block.layer_specs}.values():
-                _with_core_attention(spec, SDPACoreAttention)
+            for spec in specs:
+                _swap_attention(spec, core_attention=SDPACoreAttention)
         return block
     from megatron.core.transformer.identity_op import IdentityOp
 
-    for spec in {id(s): s for s in block.layer_specs}.values():
-        attention = spec.submodules.self_attention
+    for spec in specs:
         swap = {"core_attention": SDPACoreAttention}
         for norm in ("q_layernorm", "k_layernorm"):  # --qk-layernorm (their grads are summed over TP)
-            if getattr(attention.submodules, norm, None) not in (None, IdentityOp):
+            if getattr(spec.submodules.self_attention.submodules, norm, None) not in (None, IdentityOp):
                 swap[norm] = SequenceParallelNorm
-        attention.submodules = replace(attention.submodules, **swap)
+        _swap_attention(spec, **swap)
         spec.submodules = replace(
             spec.submodules, input_layernorm=SequenceParallelNorm, pre_mlp_layernorm=SequenceParallelNorm
         )
     return TransformerBlockSubmodules(layer_specs=block.layer_specs, layer_norm=SequenceParallelNorm)
 
 
-def _with_core_attention(layer_spec, core_attention):
-    """``layer_spec`` (changed in place, and returned) with its self-attention's core attention swapped."""
+def _swap_attention(layer_spec, **submodules):
+    """``layer_spec`` (changed in place, and returned) with these self-attention submodules swapped."""
     attention = layer_spec.submodules.self_attention
-    attention.submodules = replace(attention.submodules, core_attention=core_attention)
+    attention.submodules = replace(attention.submodules, **submodules)
     return layer_spec
 
 

@@ -294,7 +294,6 @@ class Trainer:
                     f"  successfully loaded checkpoint from {args.load} at iteration {self.state.iteration}"
                 )
         self.last_saved = self.state.iteration if args.load else -1
-        self.memory_reported = False
         train_ds, valid_ds, _test_ds = data.build_datasets(args, self.tokenizer)
         if not args.mock_data:
             for prefix, info in summary.items():
@@ -416,7 +415,6 @@ class Trainer:
         """
         from megatron.core import parallel_state as ps
 
-        self.memory_reported = True
         if ps.get_data_parallel_rank() == 0:
             line = log.memory_report_line(torch.distributed.get_rank(), iteration, log.cuda_memory_stats())
             print(line, flush=True)
@@ -425,6 +423,7 @@ class Trainer:
         args, state = self.args, self.state
         interval_loss: dict[str, float] = {}
         interval_iters = skipped = nan_iters = 0
+        memory_reported = False  # Megatron-LM reports memory once, after the first logged interval
         t_interval = time.time()
         for m in self.model:
             m.train()
@@ -486,8 +485,9 @@ class Trainer:
                             "throughput": tflops if args.log_timers_to_tensorboard else None,
                         },
                     )
-                if self.device.cuda and not self.memory_reported:
+                if self.device.cuda and not memory_reported:
                     self._report_memory(state.iteration)
+                    memory_reported = True
                 interval_loss, interval_iters, skipped, nan_iters = {}, 0, 0, 0
                 t_interval = time.time()
             if (
