@@ -184,3 +184,19 @@ def test_streamed_json_is_the_built_object_memory_reports_included():
     streamed = json.loads(out.getvalue())
     assert streamed == json.loads(json.dumps(parsed.to_json_dict()))
     assert streamed["memory"][0]["max_allocated_bytes"] == 73160713216
+
+
+def test_repeated_memory_reports_keep_the_last_line_per_rank_and_iteration():
+    """Each distinct report line is parsed once (a fork that prints it every interval); a repeat still
+    counts as the latest report for its rank and iteration, as it did when every line was parsed."""
+    a = "[Rank 0] (after 5 iterations) memory (MB) | allocated: 1.0 | max allocated: 2.0"
+    b = "[Rank 0] (after 5 iterations) memory (MB) | allocated: 3.0 | max allocated: 4.0"
+    c = "[Rank 1] (after 5 iterations) memory (MB) | allocated: 5.0 | max allocated: 6.0"
+    mib = 2**20
+    for lines, want in (
+        ([a, b, a, c], [(0, 2 * mib), (1, 6 * mib)]),
+        ([a, b, a, b, c, c], [(0, 4 * mib), (1, 6 * mib)]),
+        ([a] * 1000 + [b], [(0, 4 * mib)]),
+    ):
+        parsed = parse_text("\n".join(lines) + "\n")
+        assert [(m["rank"], m["max_allocated_bytes"]) for m in parsed.memory] == want

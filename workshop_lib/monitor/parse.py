@@ -87,6 +87,7 @@ _ITER_RE = re.compile(r"iteration\s+(\d+)\s*/\s*(\d+)\s*\|")
 # "[Rank 3] (after 10 iterations) memory (MB)" and Megatron-DeepSpeed's "after 1 iterations memory (MB)"
 _MEMORY_RE = re.compile(r"(?:\[Rank (\d+)\] )?\(?after (\d+) iterations\)? memory \(MB\)")
 _MEMORY_LABELS = dict(fmt.MEMORY_CELLS)
+_MEMORY_LINES_KEPT = 256  # distinct memory-report lines remembered (one per rank of a large job's node group)
 _TS_RE = re.compile(r"\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2})")
 _EVAL_RE = re.compile(
     r"(validation|test) loss at (?:iteration (\d+)|the end of training for (\w+) data)(?: on (\w+) (?:set|data))?\s*\|(.*)"
@@ -407,6 +408,9 @@ class IncrementalParser:
         self._repeated = 0
         self._last_iteration: int | None = None
         self._memory: dict[tuple[int | None, int], dict[str, Any]] = {}
+        # the last memory lines read, by their text: a log that repeats each rank's report (a fork that
+        # prints it every interval, concatenated pod logs) parses each distinct line once
+        self._memory_lines: dict[str, tuple[tuple[int | None, int], dict[str, Any]]] = {}
         self.gpu = gpu
         self.seq_length = seq_length
         self.source = source
@@ -518,6 +522,11 @@ class IncrementalParser:
 
     def _memory_report(self, line: str) -> None:
         """One rank's memory report: its cells by label, MiB to bytes; unknown cells are ignored."""
+        seen = self._memory_lines.get(line)
+        if seen is not None:  # the same text gives the same row; a later line for its key still wins
+            key, row = seen
+            self._memory[key] = row
+            return
         m = _MEMORY_RE.search(line)
         if m is None:
             return
@@ -529,7 +538,11 @@ class IncrementalParser:
             if key and isinstance(mib, float) and math.isfinite(mib) and mib >= 0:
                 row[key] = round(mib * fmt.MEMORY_UNIT_BYTES)
         if len(row) > 2:
-            self._memory[(row["rank"], row["iteration"])] = row
+            key = (row["rank"], row["iteration"])
+            self._memory[key] = row
+            if len(self._memory_lines) >= _MEMORY_LINES_KEPT:
+                self._memory_lines.clear()
+            self._memory_lines[line] = (key, row)
 
     def _eval(self, line: str) -> None:
         parsed = parse_eval_line(line)
