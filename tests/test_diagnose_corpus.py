@@ -1413,6 +1413,36 @@ def test_the_thirty_ninth_batchs_wording_families():
     assert verdict([crash]).failed
 
 
+def test_the_forty_first_batchs_wording_families():
+    _assert_named(
+        {
+            # the kubelet refusing a placed pod: its reason, its event, the device plugin's admission
+            "Reason:         OutOfalpha.kubernetes.io/nvidia-gpu": "pod_pending_insufficient_resources",
+            "Reason:         OutOfnvidia.com/gpu": "pod_pending_insufficient_resources",
+            "  Warning  OutOfnvidia.com/gpu  12s   kubelet  Node didn't have enough resource: nvidia.com/gpu, requested: 1, used: 8, capacity: 8": "pod_pending_insufficient_resources",
+            "  Warning  UnexpectedAdmissionError  5s  kubelet  Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected": "pod_pending_insufficient_resources",
+            # UCX's shared-memory transport on a small /dev/shm, new and old wordings
+            "mm_iface failed to allocate receive FIFO": "shm_too_small",
+            "[1475682365.444036] [pod9:11912:0]       mm_posix.c:88   UCX  ERROR Not enough memory to write total of 4208440835 bytes. Please check that /dev/shm or the directory you specified has more available memory.": "shm_too_small",
+            # torch inductor's code cache shared by the ranks: a rename another rank got to first
+            "FileNotFoundError: [Errno 2] No such file or directory: '/tmp/torchinductor_u/hb/chb.py.1571306751' -> '/tmp/torchinductor_u/hb/chb.py'": "triton_cache_shared_fs",
+        }
+    )
+    # a pod status of OOM-killed is host memory, not the kubelet's admission ("OutOf" + a resource)
+    assert verdict(["    Reason:       OOMKilled", "    Exit Code:    137"]).primary == "host_oom_killed"
+    # NCCL's proxy service thread at a communicator's destroy or abort is teardown noise ...
+    teardown = [
+        "7d3a:444:1100 [0] proxy.cc:1497 NCCL WARN [Service thread] Could not receive type from localRank 0, res=3, closed=0",
+        "7d3a:444:1100 [0] proxy.cc:1521 NCCL WARN [Proxy Service 0] Failed to execute operation Close from rank 0, retcode 3",
+        "7d3a:444:629 [0] proxy.cc:1458 NCCL WARN [Service thread] Accept failed Success",
+        "7d3a:444:1422 [0] NCCL INFO comm 0x5636008f1170 rank 0 nranks 1 cudaDev 0 busId 1000 - Abort COMPLETE",
+    ]
+    assert not verdict(teardown).failed and not verdict(teardown).unrecognised
+    # ... but a peer that went away mid-run is still named by its peers' own lines
+    closed = "7d3a:445:1100 [1] misc/socket.cc:538 NCCL WARN socketProgress: Connection closed by remote peer 10.0.0.2<4212>"
+    assert verdict([*teardown, closed]).primary == "nccl_peer_connection_closed"
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

@@ -312,6 +312,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # NCCL's RAS service (2.24+) binding its own client port: several processes on a node contend for
     # it, and RAS alone goes without; the job's sockets are others (a bootstrap port clash is EADDRINUSE)
     r"ras/client_support\.cc:\d+ NCCL WARN Call to bind failed: Address already in use",
+    # NCCL's proxy service thread losing its sockets while a communicator is destroyed or aborted at
+    # exit (one per rank and communicator): a rank that died is named by what its peers print besides
+    r"proxy\.cc:\d+ NCCL WARN \[Service thread\] (?:Accept failed\b|Could not receive type from localRank \d+, res=\d+, closed=0\b)",
+    r"proxy\.cc:\d+ NCCL WARN \[Proxy Service \d+\] Failed to execute operation Close from rank \d+\b",
     # aws-ofi-nccl asking NCCL for its version (to decide on NVLS) through a symbol older NCCLs lack
     r"NET/OFI Could not find ncclGetVersion symbol",
     # Open MPI's HCOLL collectives finding no InfiniBand HCA: MPI falls back to its other
@@ -606,6 +610,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Bus error",
             r"workers are out of shared memory",
             r"raise your shared memory limit",
+            # UCX's shared-memory transport (Open MPI, NCCL's UCX plugin) on a small /dev/shm: its
+            # receive FIFO, or the posix backing file it writes out first (older UCX), does not fit
+            r"\bmm_iface failed to allocate receive FIFO\b",
+            r"Please check that /dev/shm or the directory you specified has more available memory",
+            r"\bfailed to allocate \d+ bytes using md posix\b",
             # Ray's object store on a small /dev/shm: it falls back to /tmp (slow, and spills)
             r"[Oo]bject store is using /tmp instead",
         ),
@@ -1196,7 +1205,9 @@ FAILURES: tuple[FailureSignature, ...] = (
     FailureSignature(
         "triton_cache_shared_fs",
         (
-            r"(Stale file handle|Device or resource busy|FileNotFoundError).*(\.triton/cache|triton_cache)",
+            # ... or torch inductor's code cache (/tmp/torchinductor_<user> by default), which its
+            # ranks share the same way: a rename of a file another rank renamed first
+            r"(Stale file handle|Device or resource busy|FileNotFoundError).*(\.triton/cache|triton_cache|torchinductor_)",
             r"TRITON_CACHE_DIR=/(fsx|shared|lustre|mnt|home)\b",
             r"(\.triton/cache|triton_cache).*(Stale file handle|Device or resource busy)",
             # DeepSpeed's own warning (deepspeed/ops/transformer/inference/triton/matmul_ext.py)
@@ -1205,10 +1216,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # traceback passes through its loader (torch/_inductor/triton_heuristics.py)
             r"\b_?load_cached_autotuning\(",
         ),
-        "The Triton kernel cache is on a shared file system (FSx/NFS/home): concurrent compiles from "
-        "many processes race on it (stale handles, missing files, busy renames).",
+        "The Triton kernel cache is on a shared file system (FSx/NFS/home), or one cache directory is "
+        "shared by every rank: concurrent compiles from many processes race on it (stale handles, "
+        "missing files, busy renames).",
         "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment, and "
-        "TORCHINDUCTOR_CACHE_DIR likewise when the model is compiled with torch.compile.",
+        "TORCHINDUCTOR_CACHE_DIR likewise when the model is compiled with torch.compile; where ranks "
+        "still collide, give each local rank its own directory.",
     ),
     # --- training numerics (also derived from parsed iteration lines) ------------------------------
     FailureSignature(
@@ -1441,6 +1454,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bVcpuLimitExceeded\b",
             r"\bquota metrics exceed quota limits\b",
             r"\bQuota '\w*GPUS?' exceeded\b",
+            # the kubelet refusing a pod the scheduler placed (a node whose GPUs another pod, or a
+            # process outside Kubernetes, already holds): the pod fails with reason "OutOf<resource>"
+            # ("OutOfnvidia.com/gpu", 2017's "OutOfalpha.kubernetes.io/nvidia-gpu"), the device
+            # plugin's admission error says how many it found free
+            r"^\s*(?:Reason:\s+|Warning\s+)OutOf(?:[a-z][\w.-]*/)?[a-z][\w.-]*\b",
+            r"\bNode didn't have enough resource: \S+, requested: \d+",
+            r"\brequested number of devices unavailable for \S+\. Requested: \d+, Available: \d+",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
