@@ -1443,6 +1443,25 @@ def test_the_forty_first_batchs_wording_families():
     assert verdict([*teardown, closed]).primary == "nccl_peer_connection_closed"
 
 
+def test_the_forty_second_batchs_wording_families():
+    _assert_named(
+        {
+            # a trainer's running mean refusing a non-finite loss (yolact's MovingAverage)
+            "Warning: Moving average ignored a value of nan": "nan_loss",
+            "Warning: Moving average ignored a value of inf": "nan_loss",
+            # NVSHMEM's NVLS team set-up, and the driver's reason in dmesg
+            "/src/host/team/team_internal_nvls.cpp:254: non-zero status: 401 cuMemMap failed to map 274877906944 bytes handle at address: 0x1320000000 offset 0 on device 7": "nvls_peer_access",
+            "/src/host/team/team_internal.cpp:786: non-zero status: 7 Mapping multicast groups for UC heap failed for pe 7 team ID 1": "nvls_peer_access",
+            "[1891044.581319] NVRM: nvCheckOkFailedNoLog: Check failed: NVLink fabric state cached by the driver is out of sync [NV_ERR_FABRIC_STATE_OUT_OF_SYNC] (0x00000087) returned from status @ mem_multicast_fabric.c:2917": "nvls_peer_access",
+        }
+    )
+    # a moving average that ignored nothing is no divergence
+    assert not verdict(["Warning: Moving average ignored a value of 0.5 (outlier)"]).failed
+    # NVSHMEM's other checked calls are error-like lines of an unknown failure, not NVLS
+    v = verdict(["/src/host/init/init.cu:1007: non-zero status: 7 nvshmem setup heap failed"])
+    assert v.primary is None and v.unrecognised
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

@@ -222,6 +222,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # error: pyxis: couldn't mkdir ..."): no "srun:"/"slurmstepd:" in front there
     r"^\s*\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?\] (?:\[[\d.]+\] )?error: ",
     r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
+    # NVSHMEM's check of a call ("team_internal.cpp:786: non-zero status: 7 Mapping ... failed")
+    r"\.(?:cpp|cu|c):\d+: non-zero status: \d+",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     # glog's error level in Go (Kubernetes controllers, operators, device plugins). Only .go files:
@@ -584,10 +586,16 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Failed to bind NVLink SHARP \(NVLS\) Multicast memory",
             r"transport/nvls\.cc.*NCCL WARN Cuda failure",
             r"cuMulticast\w+ failed",
+            # NVSHMEM's NVLS team (DeepEP, torch's symmetric memory): its status lines name the file,
+            # and the driver says why in dmesg (its cached NVLink fabric state out of sync)
+            r"team_internal_nvls\.cpp:\d+: non-zero status: \d+",
+            r"Mapping multicast groups for \w+ heap failed",
+            r"\bNV_ERR_FABRIC_STATE_OUT_OF_SYNC\b",
         ),
-        "NCCL's NVLink SHARP (NVLS) multicast set-up failed on this node (Fabric Manager / driver "
-        "state), which aborts communicator creation.",
-        "Set NCCL_NVLS_ENABLE=0 in the job environment (NCCL then uses plain NVLink rings/trees).",
+        "NVLink SHARP (NVLS) multicast set-up (NCCL's, or NVSHMEM's) failed on this node (Fabric "
+        "Manager / driver state), which aborts communicator creation.",
+        "Set NCCL_NVLS_ENABLE=0 in the job environment (NCCL then uses plain NVLink rings/trees; "
+        "NVSHMEM_DISABLE_NVLS=1 for NVSHMEM), and have the node's Fabric Manager and driver checked.",
     ),
     FailureSignature(
         "shm_too_small",
@@ -1252,6 +1260,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
             # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")
             r"\bMODEL DIVERGED\b|\b[Mm]odel (?:has )?diverged\b",
+            # a trainer's running mean of its losses refusing a non-finite one (yolact's MovingAverage:
+            # "Warning: Moving average ignored a value of nan")
+            r"\bignored a value of (?:nan|inf)\b",
             # a trainer's own finiteness check giving up (SpeechBrain's "Loss is not finite and
             # patience is exhausted"; "non-finite loss" in others)
             r"\b[Ll]oss (?:is|was|became) (?:not finite|non-finite|infinite)\b|\b[Nn]on-finite loss\b",
