@@ -1462,6 +1462,20 @@ def test_the_forty_second_batchs_wording_families():
     assert v.primary is None and v.unrecognised
 
 
+def test_the_forty_third_batchs_wording_families():
+    _assert_named(
+        {
+            # tf_cnn_benchmarks' step table, whose last column is the loss
+            "1\timages/sec: 2022.2 +/- 0.0 (jitter = 0.0)\tnan": "nan_loss",
+            "100  images/sec: 2025.7 +/- 1.1 (jitter = 8.3)  inf": "nan_loss",
+            # dstack's offers that all failed for want of capacity
+            "Errors: p5.48xlarge in aws/us-west-1: NoCapacityError.": "pod_pending_insufficient_resources",
+        }
+    )
+    # the same table with a finite loss is a healthy benchmark
+    assert not verdict(["10\timages/sec: 2018.2 +/- 7.0 (jitter = 8.5)\t7.316"]).failed
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

@@ -1256,6 +1256,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # 0.01 (collapsed, by LOSS_SCALE_COLLAPSE's rule), then a "bad-model" saved and an exit
             r"\bGrad scale is small: \d",
             r"\bgrad_scale is too small, exiting\b",
+            # tf_cnn_benchmarks' table (Horovod's and the clouds' benchmark runs): "<step>  images/sec:
+            # 2022.2 +/- 0.0 (jitter = 0.0)  nan", its last column the loss
+            r"^\s*\d+\s+images/sec: .*\)\s+[-+]?(?:nan|NaN|inf|Inf)\s*$",
             # a bare "<step> <loss>" print (yanmtt#7)
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
             # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")
@@ -1452,6 +1455,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bInsufficientInstanceCapacity\b",
             r"failed for insufficient capacity|Unable to provision requested ML compute capacity",
             r"failed to acquire min nodes",
+            # dstack's offers that all failed for want of capacity ("p5.48xlarge in aws/us-west-1:
+            # NoCapacityError")
+            r"\bNoCapacityError\b",
             # Volcano's (and kube-batch's) gang scheduling: the PodGroup cannot get minAvailable pods
             # placed ("2/1 tasks in gang unschedulable: pod group is not ready", reason NotEnoughResources)
             r"\btasks in gang unschedulable\b",
