@@ -1473,11 +1473,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bQuota '\w*GPUS?' exceeded\b",
             # the kubelet refusing a pod the scheduler placed (a node whose GPUs another pod, or a
             # process outside Kubernetes, already holds): the pod fails with reason "OutOf<resource>"
-            # ("OutOfnvidia.com/gpu", 2017's "OutOfalpha.kubernetes.io/nvidia-gpu"), the device
-            # plugin's admission error says how many it found free
-            r"^\s*(?:Reason:\s+|Warning\s+)OutOf(?:[a-z][\w.-]*/)?[a-z][\w.-]*\b",
+            # ("OutOfnvidia.com/gpu", 2017's "OutOfalpha.kubernetes.io/nvidia-gpu"), its event says
+            # "Node didn't have enough resource", the device plugin's admission error how many it
+            # found free. (Not gated on "Warning", the event's type: every UserWarning has that word.)
+            r"^\s*Reason:\s+OutOf(?:[a-z][\w.-]*/)?[a-z][\w.-]*\b",
             r"\bNode didn't have enough resource: \S+, requested: \d+",
-            r"\brequested number of devices unavailable for \S+\. Requested: \d+, Available: \d+",
+            # (from "devices unavailable" on: "requested number of" would join the gate "umber of",
+            # which every Megatron iteration line holds, and run this table on each of them)
+            r"\bdevices unavailable for \S+\. Requested: \d+, Available: \d+",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
