@@ -1492,6 +1492,28 @@ def test_the_forty_third_batchs_wording_families():
     assert not verdict(["10\timages/sec: 2018.2 +/- 7.0 (jitter = 8.5)\t7.316"]).failed
 
 
+def test_the_forty_fourth_batchs_wording_families():
+    """Ray Train retrying a worker group whose start timed out while the autoscaler added GPU nodes:
+    the failed attempt's lines are no failure once a later attempt's workers set up their process
+    group; without that sign (a job that never gets its GPUs) they stay listed."""
+    retried = [
+        "(TrainController pid=5760) Attempting to start training worker group of size 2 with the following resources: [{'GPU': 1}] * 2",
+        "(TrainController pid=5760) Retrying training worker group startup. The previous attempt encountered the following failure:",
+        "(TrainController pid=5760)     raise WorkerGroupStartupTimeoutError(",
+        "(TrainController pid=5760) ray.train.v2._internal.exceptions.WorkerGroupStartupTimeoutError: The worker group startup timed out after 30.0 seconds waiting for 2 workers.",
+        "(autoscaler +4m4s) [autoscaler] Cluster upscaled to {12 CPU, 2 GPU}.",
+    ]
+    started = "(RayTrainWorker pid=2283, ip=10.0.21.161) Setting up process group for: env:// [rank=0, world_size=2]"
+    v = verdict([*retried, started])
+    assert not v.failed and not v.unrecognised
+    assert verdict(retried).unrecognised  # no attempt got its workers: the lines are the failure
+    # a failure after the workers started is still one
+    oom = "(RayTrainWorker pid=2283) torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB."
+    assert verdict([*retried, started, oom]).primary == "cuda_oom"
+    crash = "(RayTrainWorker pid=2283) ValueError: unknown model type"
+    assert [u["line"] for u in verdict([*retried, started, crash]).unrecognised] == [crash]
+
+
 def test_nccl_hops_within_one_node_make_sockets_harmless():
     """Older NCCLs print no node count; channel hops only over P2P or shared memory are one node."""
     lines = [

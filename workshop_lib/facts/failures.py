@@ -128,6 +128,19 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
     r"\bJob finished: SUCCEEDED\b",
     r"^Experiment ended\s*$",
 )
+# A launcher's report that an attempt failed and that it starts another (Ray Train's controller under
+# a retry policy: the worker group's start timed out while the autoscaler was still adding GPU
+# nodes), and the sign that a later attempt got its workers (Ray Train's workers setting up their
+# process group). Error-like lines between a retry report and that sign were the failed attempt's,
+# which the run survived: they are no unknown failure. A job that never gets its GPUs prints the
+# same reports with no such sign after them, and its lines stay listed.
+RETRY_REPORT_PATTERNS: tuple[str, ...] = (
+    r"Retrying training worker group startup\. The previous attempt encountered the following failure:",
+    r"\[FailurePolicy\] RETRY\b",
+)
+RETRY_RECOVERED_PATTERNS: tuple[str, ...] = (
+    r"\bSetting up process group for: \S+ \[rank=\d+, world_size=\d+\]",
+)
 # ... or one report after training had been stepping (ranks in lockstep, not still loading), with no
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
 # HANG_TAIL_LINES lines before the report, and none after it.

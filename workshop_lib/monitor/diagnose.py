@@ -170,6 +170,8 @@ _EXPLAINED_BY = {label: re.compile(p) for label, p in F.EXPLAINED_BY.items()}
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
+_RETRY_REPORT = _alt(F.RETRY_REPORT_PATTERNS)
+_RETRY_RECOVERED = _alt(F.RETRY_RECOVERED_PATTERNS)
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 # Terminal colour and cursor codes: a notebook's traceback prints "\x1b[0;31mTypeError\x1b[0m: ...",
 # whose words no pattern would find between the escapes.
@@ -294,6 +296,7 @@ _gate(
     ("misc", 0),
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
+_gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS), ("retry", 0))
 _gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
 _GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
 _gate(F.BENIGN_PATTERNS, ("benign", 0))
@@ -474,6 +477,8 @@ class _Scan:
         self.stall_last_time: float | None = None
         # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
         self.succeeded: int | None = None
+        self.first_retry: int | None = None  # the first report of a failed attempt that is retried
+        self.recovered: int | None = None  # the last sign that an attempt got its workers
         self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
@@ -542,6 +547,13 @@ class _Scan:
                 return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
+        if everything or ("retry", 0) in targets:
+            if _RETRY_REPORT.search(line):
+                if self.first_retry is None:
+                    self.first_retry = number
+                return
+            if _RETRY_RECOVERED.search(line):
+                self.recovered = number
         if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
             self.succeeded = number
         weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
@@ -912,6 +924,9 @@ class _Scan:
         if one_node or (self.solo_ranks and not self.shared_ranks):  # no traffic leaves the node
             self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
+        if self.first_retry is not None and self.recovered is not None:  # a retried attempt's failure
+            first, last = self.first_retry, self.recovered
+            self.unrecognised = [u for u in self.unrecognised if not first < u["line_number"] < last]
         if self.succeeded is not None:  # the run said it succeeded: teardown symptoms and noise
             findings = [f for f in findings if f.role != "symptom" or f.line_number < self.succeeded]
             self.unrecognised = []
