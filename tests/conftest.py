@@ -4,14 +4,33 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@pytest.fixture(autouse=True)
+def _ctrl_c_raises_keyboard_interrupt():
+    """Python turns SIGINT into KeyboardInterrupt only when it started with SIGINT not ignored, and a
+    test run started as a background job of a non-interactive shell (``make test &``, a CI step under
+    ``nohup``) inherits SIGINT ignored: the Ctrl-C tests then see nothing happen. They act as a user's
+    terminal does, so for them SIGINT gets Python's own handler back; nothing changes otherwise."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 @dataclass
