@@ -1535,3 +1535,45 @@ def test_nccl_hops_within_one_node_make_sockets_harmless():
         "64655:64655 ERROR   ENC:enc_init_global_comm [nec_dev 5] failed to create",
     ]
     assert verdict(gdr).primary == "efa_provider_unavailable"
+
+
+def _megatron_core_attention_assertion(monkeypatch) -> str:
+    """The assertion megatron-core itself raises for a stale NVTE switch (not a copy of its text)."""
+    from types import SimpleNamespace
+
+    pytest.importorskip("megatron.core")
+    from megatron.core.models.common.language_module.language_module import LanguageModule
+    from megatron.core.transformer.enums import AttnBackend
+
+    for name in ("NVTE_FLASH_ATTN", "NVTE_UNFUSED_ATTN"):  # megatron-core sets them in os.environ:
+        monkeypatch.setenv(name, "")  # set here first, so that monkeypatch restores the original
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("NVTE_FUSED_ATTN", "0")
+    fake = SimpleNamespace(config=SimpleNamespace(attention_backend=AttnBackend.auto))
+    with pytest.raises(AssertionError) as err:
+        LanguageModule._set_attention_backend(fake)
+    return f"[rank3]: AssertionError: {err.value}"
+
+
+def test_the_forty_sixth_batchs_wording_families(monkeypatch):
+    _assert_named(
+        {
+            # megatron-core's check of Transformer Engine's attention switches against the backend
+            _megatron_core_attention_assertion(monkeypatch): "train_flags_invalid",
+            # accelerate unable to fill the ds_config's "auto" micro batch size
+            "ValueError: When using DeepSpeed, `accelerate.prepare()` requires you to pass at least one of "
+            "training or evaluation dataloaders with `batch_size` attribute returning an integer value "
+            "or alternatively set an integer value in `train_micro_batch_size_per_gpu`": "deepspeed_config_invalid",
+            # Horovod's Gloo rendezvous store
+            "[1]<stderr>:  what():  [horovod/common/gloo/http_store.cc:88] Wait timeout for key(s): 7": "rendezvous_timeout",
+        }
+    )
+    # Open MPI's openib probe of an HCA (ENOSPC from ibv_query_device) is no full disk ...
+    openib = (
+        "[node1][[31817,1],0][btl_openib_component.c:1704:init_one_device] error obtaining device "
+        "attributes for mlx5_0 errno says No space left on device"
+    )
+    assert not verdict([openib, "NCCL version 2.26.6+cuda12.9"]).failed
+    # ... and a full disk after it still is one
+    full = "OSError: [Errno 28] No space left on device: '/fsx/ckpt/iter_0000200/__0_0.distcp'"
+    assert verdict([openib, full]).primary == "disk_full"

@@ -313,6 +313,16 @@ def test_config_refusal_is_named(case, data, tmp_path):
     assert_diagnosed(log, label, evidence)
 
 
+def test_stale_attention_switch_in_the_environment_is_named(data, tmp_path):
+    """A GPU recipe's `export NVTE_FLASH_ATTN=1` left in the shell: megatron-core would assert inside
+    the model's constructor (the CPU path uses the local backend, all switches 0); each rank refuses
+    first in one line that names the variable, and that line is the verdict."""
+    log = tmp_path / "train.log"
+    assert run(workshop_train(tiny_flags(data)), log, env={"NVTE_FLASH_ATTN": "1"}) == 2, log.read_text()[-2000:]
+    assert "Traceback" not in log.read_text()
+    assert_diagnosed(log, "train_flags_invalid", r"workshop train: error: NVTE_FLASH_ATTN='1' in the environment")
+
+
 def test_data_refusals_are_named(data, small_data, tmp_path):
     """A missing prefix, a truncated .bin, a corrupt .idx and a corpus too small for its split."""
     truncated = copy_dataset(data, tmp_path / "truncated")

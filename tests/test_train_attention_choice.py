@@ -61,3 +61,64 @@ def test_each_spec_is_built_fresh(monkeypatch):
     gpu_spec(monkeypatch, "--attention-backend", "flash")
     spec = gpu_spec(monkeypatch, "--attention-backend", "unfused")
     assert spec.submodules.self_attention.submodules.core_attention is DotProductAttention
+
+
+def _megatron_core_refuses(backend: str, env: dict[str, str], monkeypatch) -> bool:
+    """Whether megatron-core's own LanguageModule._set_attention_backend asserts for this environment."""
+    from types import SimpleNamespace
+
+    from megatron.core.models.common.language_module.language_module import LanguageModule
+    from megatron.core.transformer.enums import AttnBackend
+
+    for name in model.NVTE_ATTENTION_SWITCHES:
+        # megatron-core writes os.environ itself: set first, so that monkeypatch restores the original
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    fake = SimpleNamespace(config=SimpleNamespace(attention_backend=AttnBackend[backend]))
+    try:
+        LanguageModule._set_attention_backend(fake)
+    except AssertionError:
+        return True
+    return False
+
+
+def test_attention_environment_check_agrees_with_megatron_core(monkeypatch):
+    """Every backend against every setting of the three NVTE switches (unset, 0, 1): the trainer
+    refuses exactly where megatron-core would assert inside the model's constructor."""
+    import itertools
+
+    from megatron.core.transformer.enums import AttnBackend
+
+    backends = sorted(b.name for b in AttnBackend if b.name in model.NVTE_SWITCHES_FOR_BACKEND)
+    assert set(backends) == set(model.NVTE_SWITCHES_FOR_BACKEND)  # megatron-core has each of ours
+    refused = 0
+    for backend in backends:
+        for values in itertools.product((None, "0", "1"), repeat=3):
+            env = {n: v for n, v in zip(model.NVTE_ATTENTION_SWITCHES, values, strict=True) if v is not None}
+            core = _megatron_core_refuses(backend, env, monkeypatch)
+            try:
+                model.check_attention_environment(backend, backend, env)
+                ours = False
+            except model.UsageError:
+                ours = True
+            assert ours == core, (backend, env)
+            refused += ours
+    assert 0 < refused < len(backends) * 27
+
+
+def test_attention_environment_refusal_is_one_line_naming_the_switch(monkeypatch):
+    """On the CPU the trainer uses the local backend whatever --attention-backend says; a switch
+    exported for a GPU recipe is named, with the way out."""
+    for name in model.NVTE_ATTENTION_SWITCHES:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+    monkeypatch.setenv("NVTE_FLASH_ATTN", "1")
+    args = arguments.parse_args(FLAGS)
+    with pytest.raises(model.UsageError) as err:
+        model.transformer_config(args, Device(False, "gloo", torch.device("cpu")))
+    msg = str(err.value)
+    assert "\n" not in msg
+    assert msg.startswith("NVTE_FLASH_ATTN='1' in the environment contradicts attention backend local (")
+    assert "--attention-backend" in msg

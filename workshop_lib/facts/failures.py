@@ -348,6 +348,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # UCX watching /tmp for its fuse file system: inotify's ENOSPC is the kernel's limit of watches per
     # user (fs.inotify.max_user_watches), not a full disk, and UCX goes on without the watch
     r"inotify_add_watch\([^)]*\) failed: No space left on device",
+    # Open MPI's openib transport probing an HCA it cannot query (ibv_query_device's errno, ENOSPC on
+    # mlx5 with newer rdma-core): MPI leaves that device to UCX or its other transports, and the job's
+    # own traffic is NCCL's. No disk is involved.
+    r"btl_openib_component\.c:\d+:init_one_device\] error obtaining device attributes for \S+ errno says",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
     # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
@@ -724,6 +728,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"The client socket has failed to connect to any network address",
             # torch < 2 (c10d_rendezvous_backend._create_tcp_store)
             r"connect\(\) timed out\. Original timeout was \d+ ms",
+            # Horovod's Gloo rendezvous (its HTTP key-value store on the launcher host): a worker
+            # waited for keys the others never wrote ("horovod/common/gloo/http_store.cc:53] Wait
+            # timeout for key(s): 0")
+            r"gloo/http_store\.cc:\d+\]\s+Wait timeout for key\(s\)",
             # JAX's coordination service: not every process registered before its barrier timed out
             r"DEADLINE_EXCEEDED: Barrier timed out\. (?:Barrier_id|Id): (?:PjRT_Client_Connect|\[Init\]Wait_for_all_tasks_to_register)",
         ),
@@ -941,6 +949,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"You are using an untested ZeRO Optimizer",
             # accelerate given both its own DeepSpeed fields and a ds_config file that sets them
             r"When using `deepspeed_config_file`, the following accelerate config variables will be ignored",
+            # accelerate unable to fill the ds_config's "auto" micro batch size: prepare() got no
+            # dataloader to take it from (a model prepared alone), so the config must give a number
+            r"When using DeepSpeed,? `?accelerate\.prepare\(\)`? requires you to pass at least one of training or evaluation dataloaders",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -1537,6 +1548,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the key on a "full_key:" line of their own
             r"\braised while resolving interpolation: ",
             r"^\s*full_key: \S",
+            # megatron-core's LanguageModule finding Transformer Engine's attention switches exported
+            # with values that contradict --attention-backend (a stale `export NVTE_FUSED_ATTN=0`):
+            # its assertion names the variable and the flag (the kit's trainer refuses the same
+            # earlier, in its own words: train/model.py)
+            r"\bNVTE_(?:FLASH|FUSED|UNFUSED)_ATTN set to \S+, but expected \d+ for attention backend type\b",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)

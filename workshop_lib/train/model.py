@@ -11,6 +11,8 @@ unless ``--attention-backend unfused`` asks for megatron-core's own);
 from __future__ import annotations
 
 import argparse
+import os
+from collections.abc import Mapping
 from dataclasses import replace
 
 import torch
@@ -26,6 +28,37 @@ def have_te() -> bool:
     except Exception:  # noqa: BLE001 - any import failure means "no TE"
         return False
     return True
+
+
+# Transformer Engine picks its attention kernel by three opt-out switches in the environment, and
+# megatron-core's LanguageModule sets them for the chosen backend (flash, fused, unfused, local, auto:
+# 1 = allowed). It asserts that a value already exported agrees, so a stale `export NVTE_FUSED_ATTN=0`
+# from another recipe (or the image) stops every rank inside the model's constructor with a bare
+# AssertionError; the trainer says it first, as a flag error.
+NVTE_ATTENTION_SWITCHES: tuple[str, ...] = ("NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN")
+NVTE_SWITCHES_FOR_BACKEND: dict[str, tuple[int, int, int]] = {
+    "local": (0, 0, 0), "flash": (1, 0, 0), "fused": (0, 1, 0), "unfused": (0, 0, 1), "auto": (1, 1, 1),
+}  # fmt: skip
+
+
+def check_attention_environment(backend: str, requested: str, env: Mapping[str, str] = os.environ) -> None:
+    """Refuse NVTE_*_ATTN values that contradict ``backend`` (what megatron-core would assert).
+
+    ``requested`` is --attention-backend; without Transformer Engine the trainer uses ``local``.
+    """
+    wanted = NVTE_SWITCHES_FOR_BACKEND[backend]
+    clashes = [
+        f"{name}={env[name][:40]!r}"
+        for name, value in zip(NVTE_ATTENTION_SWITCHES, wanted, strict=True)
+        if name in env and env[name] != str(value)
+    ]
+    if clashes:
+        where = "" if backend == requested else " (the one used without Transformer Engine)"
+        raise UsageError(
+            f"{', '.join(clashes)} in the environment contradicts attention backend {backend}{where}; "
+            f"unset {', '.join(NVTE_ATTENTION_SWITCHES)} and choose with --attention-backend "
+            "flash|fused|unfused|local|auto"
+        )
 
 
 def dtype_of(args: argparse.Namespace) -> torch.dtype:
@@ -51,6 +84,7 @@ def transformer_config(args: argparse.Namespace, device: Device):
         raise UsageError("--moe-grouped-gemm needs Transformer Engine on GPUs; drop it here")
     dtype = dtype_of(args)
     backend = AttnBackend[args.attention_backend] if use_te else AttnBackend.local
+    check_attention_environment(backend.name, args.attention_backend)
     return TransformerConfig(
         num_layers=args.num_layers,
         hidden_size=args.hidden_size,
