@@ -1577,3 +1577,23 @@ def test_the_forty_sixth_batchs_wording_families(monkeypatch):
     # ... and a full disk after it still is one
     full = "OSError: [Errno 28] No space left on device: '/fsx/ckpt/iter_0000200/__0_0.distcp'"
     assert verdict([openib, full]).primary == "disk_full"
+
+
+def test_the_forty_seventh_batchs_wording_families():
+    _assert_named(
+        {
+            # SageMaker's training job that could not pull its image
+            "UnexpectedStatusException: Error for Training job pt-ddp-2024-05-01: Failed. Reason: "
+            "ClientError: Cannot pull algorithm container. Either the image does not exist or its "
+            "permissions are incorrect.": "image_pull_error",
+            # the AI Platform / Vertex AI training API's accelerator quota
+            '"message": "Quota failure for project my-proj. The request for 8 NVIDIA_TESLA_A100 '
+            'accelerators exceeds the allowed maximum of 0 A100, 4 T4 accelerators."': "pod_pending_insufficient_resources",
+            # torchrun given Slurm's compressed tasks-per-node
+            "ValueError: Unsupported nproc_per_node value: 8(x4)": "train_flags_invalid",
+        }
+    )
+    # the kernel refusing a user-space driver of another version is listed as the failure
+    nvrm = "kernel: NVRM: API mismatch: the client has the version 535.161.08, but"
+    v = verdict(["Starting training job", nvrm, "NVRM: this kernel module has the version 535.129.03."])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [nvrm]

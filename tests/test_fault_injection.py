@@ -318,9 +318,11 @@ def test_stale_attention_switch_in_the_environment_is_named(data, tmp_path):
     the model's constructor (the CPU path uses the local backend, all switches 0); each rank refuses
     first in one line that names the variable, and that line is the verdict."""
     log = tmp_path / "train.log"
-    assert run(workshop_train(tiny_flags(data)), log, env={"NVTE_FLASH_ATTN": "1"}) == 2, log.read_text()[-2000:]
+    stale = {"NVTE_FLASH_ATTN": "1"}
+    assert run(workshop_train(tiny_flags(data)), log, env=stale) == 2, log.read_text()[-2000:]
     assert "Traceback" not in log.read_text()
-    assert_diagnosed(log, "train_flags_invalid", r"workshop train: error: NVTE_FLASH_ATTN='1' in the environment")
+    evidence = r"workshop train: error: NVTE_FLASH_ATTN='1' in the environment"
+    assert_diagnosed(log, "train_flags_invalid", evidence)
 
 
 def test_data_refusals_are_named(data, small_data, tmp_path):

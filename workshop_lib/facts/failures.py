@@ -226,6 +226,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
+    # the kernel's NVIDIA module refusing a user-space driver of another version (an upgrade without
+    # a reboot or a module reload): the same mismatch, as the kernel log says it
+    r"\bNVRM: API mismatch: the client has the version\b",
     # Open MPI's boxed help texts for a launch that cannot start: no PMI under srun, no daemons
     r"\bOMPI was not built with SLURM'?s PMI support\b",
     r"\bORTE was unable to reliably start one or more daemons\b",
@@ -1414,6 +1417,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:pull|manifests?/)\S*.*\b401 Unauthorized",
             # enroot (as pyxis prints its log): the registry has no manifest for that name or tag
             r"\[ERROR\] URL \S+/v2/\S+/manifests/\S+ returned error code: 404\b",
+            # SageMaker's training job status when its instance could not pull the image (a wrong or
+            # hand-edited image URI, another region's registry, no permission to the repository)
+            r"Cannot pull algorithm container\. Either the image does not exist or its permissions are incorrect",
         ),
         "The node cannot pull the training image: wrong name/tag, or no permission to the registry.",
         "Check the image URI and tag exist (`aws ecr describe-images`), and that the node role (or an "
@@ -1495,6 +1501,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bVcpuLimitExceeded\b",
             r"\bquota metrics exceed quota limits\b",
             r"\bQuota '\w*GPUS?' exceeded\b",
+            # the AI Platform / Vertex AI training API's quota check, per accelerator type ("The
+            # request for 2 K80 accelerators exceeds the allowed maximum of 0 A100, 0 K80, ...")
+            r"\bThe request for \d+ [\w-]+ accelerators exceeds the allowed maximum of\b",
             # the kubelet refusing a pod the scheduler placed (a node whose GPUs another pod, or a
             # process outside Kubernetes, already holds): the pod fails with reason "OutOf<resource>"
             # ("OutOfnvidia.com/gpu", 2017's "OutOfalpha.kubernetes.io/nvidia-gpu"), its event says
@@ -1557,6 +1566,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
             r"Can't find a vocabulary file at path '",
+            # torchrun refusing its own --nproc-per-node (Slurm's compressed SLURM_TASKS_PER_NODE,
+            # "4(x2)", passed on as it is: a number, or gpu/cpu/auto, is what it takes)
+            r"ValueError: Unsupported nproc_per_node value: ",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",
