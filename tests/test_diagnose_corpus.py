@@ -1597,3 +1597,21 @@ def test_the_forty_seventh_batchs_wording_families():
     nvrm = "kernel: NVRM: API mismatch: the client has the version 535.161.08, but"
     v = verdict(["Starting training job", nvrm, "NVRM: this kernel module has the version 535.129.03."])
     assert v.primary is None and [u["line"] for u in v.unrecognised] == [nvrm]
+
+
+def test_the_forty_eighth_batchs_wording_families():
+    _assert_named(
+        {
+            # FP8 GEMMs and dimensions that are not whole tiles: Transformer Engine's wordings
+            # (transformer_engine/pytorch/utils.py, module/linear.py) and PyTorch's _scaled_mm
+            "ValueError: FP8 execution requires the product of all dimensions except the last to be "
+            "divisible by 8 and the last dimension to be divisible by 16, but got tensor with "
+            "dims=[4100, 4096] (product of leading dims = 4100, last dim = 4096)": "model_config_invalid",
+            "RuntimeError: FP8 execution requires out_features to be divisible by 16": "model_config_invalid",
+            "AssertionError: Tensor dimensions are not compatible for FP8 execution: "
+            "(torch.Size([12, 768]) % 8 != 0) or (torch.Size([12, 768]) % 16 != 0)": "model_config_invalid",
+            "[rank1]: RuntimeError: mat2 shape (4096x50 must be divisible by 16": "model_config_invalid",
+            # a YAML config the flag names that is not there
+            "FileNotFoundError: [Errno 2] No such file or directory: 'recipes/llama3_8b_sft.yml'": "train_flags_invalid",
+        }
+    )

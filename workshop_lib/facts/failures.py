@@ -1027,14 +1027,21 @@ FAILURES: tuple[FailureSignature, ...] = (
             # without those checks (megatron-core before 0.16) a bad head/group count only shows as a
             # reshape to sizes the tensor does not have, in the first forward pass (Megatron-LM#5755)
             r"RuntimeError: shape '\[[-\d, ]+\]' is invalid for input of size \d+",
+            # FP8 GEMMs take only dimensions in whole tiles (16 for the inner and output sizes, 8 for
+            # the tokens): Transformer Engine's check of a layer's input and weights, and PyTorch's
+            # own _scaled_mm ("mat2 shape (768x8 must be divisible by 16": a vocabulary of 8)
+            r"\bFP8 execution requires .{0,160}\bdivisible by \d+",
+            r"Tensor dimensions are not compatible for FP8 execution",
+            r"\bmat[12] shape \(\d+x\d+ must be divisible by 16\b",
         ),
         "The model's own sizes do not fit together (hidden size vs attention heads, heads vs query "
-        "groups, sequence length vs position embeddings, router top-k vs experts): the trainer refused "
-        "to start, or a layer reshaped a tensor by sizes that do not divide ('shape [...] is invalid "
-        "for input of size N').",
+        "groups, sequence length vs position embeddings, router top-k vs experts, or a size FP8 "
+        "matrix multiplies cannot take: not a multiple of 16): the trainer refused to start, or a layer "
+        "reshaped a tensor by sizes that do not divide ('shape [...] is invalid for input of size N').",
         "Change the flags the line names: --hidden-size a multiple of --num-attention-heads, heads a "
-        "multiple of --num-query-groups, --max-position-embeddings >= --seq-length; `workshop plan` "
-        "checks a model before it runs.",
+        "multiple of --num-query-groups, --max-position-embeddings >= --seq-length (`workshop plan` "
+        "checks these before a run); with FP8, the hidden, FFN and (padded) vocabulary sizes of each "
+        "tensor-parallel shard multiples of 16, and micro-batch x sequence length a multiple of 8.",
     ),
     # --- data -------------------------------------------------------------------------------------
     FailureSignature(
@@ -1553,6 +1560,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: Expected a string path to an existing deepspeed config\b",
             # a YAML config that does not parse (PyYAML's and ruamel's errors name the file and line)
             r"\byaml\.(?:scanner\.ScannerError|parser\.ParserError|constructor\.DuplicateKeyError): ",
+            # ... or a YAML config the flag names that is not there (trl's YamlConfigParser opening
+            # --config, a recipe's path relative to another directory)
+            r"No such file or directory: '[^']*\.ya?ml'",
             # OmegaConf (NeMo, OLMo, Hydra configs) refusing a key or an interpolation: its errors name
             # the key on a "full_key:" line of their own
             r"\braised while resolving interpolation: ",
