@@ -1615,3 +1615,41 @@ def test_the_forty_eighth_batchs_wording_families():
             "FileNotFoundError: [Errno 2] No such file or directory: 'recipes/llama3_8b_sft.yml'": "train_flags_invalid",
         }
     )
+
+
+def _torch_env_rendezvous_error(monkeypatch) -> str:
+    """What torch.distributed itself raises for an env:// start without a launcher's variables."""
+    import torch.distributed as dist
+
+    for name in ("MASTER_ADDR", "MASTER_PORT"):
+        monkeypatch.delenv(name, raising=False)
+    with pytest.raises(ValueError) as err:
+        next(dist.rendezvous("env://", rank=0, world_size=1))
+    return f"ValueError: {err.value}"
+
+
+def test_the_forty_ninth_batchs_wording_families(monkeypatch):
+    _assert_named(
+        {
+            # a script started with python instead of torchrun
+            _torch_env_rendezvous_error(monkeypatch): "train_flags_invalid",
+            # a trainer asking for an input file it was not given
+            "ValueError: Must provide a tuning search space JSON file when using external tuning.": "train_flags_invalid",
+            "AssertionError: You must specify a tokenizer model path": "train_flags_invalid",
+        }
+    )
+    # TensorFlow's profiler without CUPTI: an error-level line of a healthy run
+    cupti = (
+        "2020-08-26 21:39:39.568529: E tensorflow/core/profiler/internal/gpu/cupti_tracer.cc:1441] function "
+        "cupti_interface_->Subscribe( &subscriber_, (CUpti_CallbackFunc)ApiCallback, this)failed with error "
+        "CUPTI could not be loaded or symbol could not be found."
+    )
+    v = verdict(
+        [cupti, "I0826 21:42:23.001036 140540494919424 keras_utils.py:133] TimeHistory: 161.68 seconds"]
+    )
+    assert not v.failed and not v.unrecognised
+    # another error-level line of TensorFlow's is still listed
+    other = (
+        "2020-08-26 21:40:01.000001: E tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce"
+    )
+    assert [u["line"] for u in verdict([cupti, other]).unrecognised] == [other]

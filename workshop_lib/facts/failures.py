@@ -355,6 +355,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # mlx5 with newer rdma-core): MPI leaves that device to UCX or its other transports, and the job's
     # own traffic is NCCL's. No disk is involved.
     r"btl_openib_component\.c:\d+:init_one_device\] error obtaining device attributes for \S+ errno says",
+    # TensorFlow's profiler finding no CUPTI library (libcupti.so not on the library path): it logs at
+    # error level and goes on without GPU tracing; the training itself is untouched
+    r"cupti_tracer\.cc:\d+\] function cupti_interface_->\w+\(.*failed with error CUPTI could not be loaded",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
     # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
@@ -1554,6 +1557,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
             # a required input left out, or a config file refused by its own validation
             r"(?:Assertion|Value)Error: [\w ]{1,40} (?:must|should) be (?:specified|provided|given|set)\b",
+            r"(?:Assertion|Value)Error: (?:You )?[Mm]ust (?:provide|specify|pass|give) an? [\w -]{1,60}\b(?:file|path|flag|argument|option)\b",
+            # torch.distributed's env:// rendezvous run without a launcher (python script.py instead of
+            # torchrun): the variables torchrun or the PyTorchJob would set are missing
+            r"\benvironment variable (?:MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE) expected, but not set\b",
             r"(?:Assertion|Value)Error: .*\b(?:in|of) (?:the|your) config(?:'s|uration)?\b",
             # accelerate handed a --deepspeed config path that does not exist (it then tries the text
             # as base64): the flag names a missing file, not a config DeepSpeed refused
