@@ -1653,3 +1653,15 @@ def test_the_forty_ninth_batchs_wording_families(monkeypatch):
         "2020-08-26 21:40:01.000001: E tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce"
     )
     assert [u["line"] for u in verdict([cupti, other]).unrecognised] == [other]
+
+
+def test_the_fiftieth_batchs_wording_families():
+    """slurmstepd resolving its own controller is no master address; the job's lookups still are."""
+    slurm = "slurmstepd: error: _xgetaddrinfo: getaddrinfo(ctl01:6817) failed: Temporary failure in name resolution"
+    v = verdict(["[launcher][ERROR] Script not found: /var/spool/slurm/job1/run.sh", slurm])
+    assert v.primary is None and v.unrecognised
+    master = (
+        "[W socket.cpp:663] [c10d] The client socket has failed to connect to [node-07]:29500 "
+        "(errno: -3 - Temporary failure in name resolution)."
+    )
+    assert verdict([slurm, master]).primary == "master_addr_unresolved"

@@ -774,8 +774,10 @@ FAILURES: tuple[FailureSignature, ...] = (
     FailureSignature(
         "master_addr_unresolved",
         (
-            r"Name or service not known",
-            r"Temporary failure in name resolution",
+            # not Slurm's own lookups of its daemons on their ports 68xx (slurmstepd's "_xgetaddrinfo:
+            # getaddrinfo(ctl:6817) failed: Temporary failure in name resolution"): the job's master is
+            # never among them. (No leading ".*": a match must start at the words, for unwrapping.)
+            r"(?<!:68\d\d\) failed: )(?:Name or service not known|Temporary failure in name resolution)",
             r"gai error: -?\d+",
             r"host not found",
             # gloo's wording (transport/tcp/device.cc)
