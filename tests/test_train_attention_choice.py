@@ -63,6 +63,14 @@ def test_each_spec_is_built_fresh(monkeypatch):
     assert spec.submodules.self_attention.submodules.core_attention is DotProductAttention
 
 
+def _unset_attention_switches(monkeypatch) -> None:
+    """Unset the NVTE switches for this test; megatron-core writes os.environ itself, so each is set
+    first, which makes monkeypatch restore the original afterwards."""
+    for name in model.NVTE_ATTENTION_SWITCHES:
+        monkeypatch.setenv(name, "")
+        monkeypatch.delenv(name)
+
+
 def _megatron_core_refuses(backend: str, env: dict[str, str], monkeypatch) -> bool:
     """Whether megatron-core's own LanguageModule._set_attention_backend asserts for this environment."""
     from types import SimpleNamespace
@@ -70,10 +78,7 @@ def _megatron_core_refuses(backend: str, env: dict[str, str], monkeypatch) -> bo
     from megatron.core.models.common.language_module.language_module import LanguageModule
     from megatron.core.transformer.enums import AttnBackend
 
-    for name in model.NVTE_ATTENTION_SWITCHES:
-        # megatron-core writes os.environ itself: set first, so that monkeypatch restores the original
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
+    _unset_attention_switches(monkeypatch)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     fake = SimpleNamespace(config=SimpleNamespace(attention_backend=AttnBackend[backend]))
@@ -91,8 +96,12 @@ def test_attention_environment_check_agrees_with_megatron_core(monkeypatch):
 
     from megatron.core.transformer.enums import AttnBackend
 
+    from workshop_lib.facts.megatron_flags import flag
+
     backends = sorted(b.name for b in AttnBackend if b.name in model.NVTE_SWITCHES_FOR_BACKEND)
     assert set(backends) == set(model.NVTE_SWITCHES_FOR_BACKEND)  # megatron-core has each of ours
+    # the refusal lists the flag's own choices, in its order
+    assert tuple(model.NVTE_SWITCHES_FOR_BACKEND) == flag("attention-backend").choices
     refused = 0
     for backend in backends:
         for values in itertools.product((None, "0", "1"), repeat=3):
@@ -111,9 +120,7 @@ def test_attention_environment_check_agrees_with_megatron_core(monkeypatch):
 def test_attention_environment_refusal_is_one_line_naming_the_switch(monkeypatch):
     """On the CPU the trainer uses the local backend whatever --attention-backend says; a switch
     exported for a GPU recipe is named, with the way out."""
-    for name in model.NVTE_ATTENTION_SWITCHES:
-        monkeypatch.setenv(name, "")
-        monkeypatch.delenv(name)
+    _unset_attention_switches(monkeypatch)
     monkeypatch.setenv("NVTE_FLASH_ATTN", "1")
     args = arguments.parse_args(FLAGS)
     with pytest.raises(model.UsageError) as err:

@@ -37,7 +37,7 @@ def have_te() -> bool:
 # AssertionError; the trainer says it first, as a flag error.
 NVTE_ATTENTION_SWITCHES: tuple[str, ...] = ("NVTE_FLASH_ATTN", "NVTE_FUSED_ATTN", "NVTE_UNFUSED_ATTN")
 NVTE_SWITCHES_FOR_BACKEND: dict[str, tuple[int, int, int]] = {
-    "local": (0, 0, 0), "flash": (1, 0, 0), "fused": (0, 1, 0), "unfused": (0, 0, 1), "auto": (1, 1, 1),
+    "flash": (1, 0, 0), "fused": (0, 1, 0), "unfused": (0, 0, 1), "local": (0, 0, 0), "auto": (1, 1, 1),
 }  # fmt: skip
 
 
@@ -57,7 +57,7 @@ def check_attention_environment(backend: str, requested: str, env: Mapping[str, 
         raise UsageError(
             f"{', '.join(clashes)} in the environment contradicts attention backend {backend}{where}; "
             f"unset {', '.join(NVTE_ATTENTION_SWITCHES)} and choose with --attention-backend "
-            "flash|fused|unfused|local|auto"
+            f"{'|'.join(NVTE_SWITCHES_FOR_BACKEND)}"
         )
 
 
