@@ -50,6 +50,16 @@ FULL_MODEL = {
 TINY_MODEL = {**FULL_MODEL, "num-layers": 2, "hidden-size": 64, "num-attention-heads": 4,
               "ffn-hidden-size": 176, "seq-length": 128, "max-position-embeddings": 128, "bf16": False}  # fmt: skip
 GLOBAL_BATCH = 8
+PLAIN_SWIGLU_MBS1 = (
+    "mbs1-flash-plain-swiglu",
+    {"micro-batch-size": 1, "attention-backend": "flash", "no-bias-swiglu-fusion": True},
+)
+GQA_MODEL = {
+    "num-layers": 22,
+    "num-attention-heads": 32,
+    "group-query-attention": True,
+    "num-query-groups": 4,
+}
 # name, what changes from the model's flags. Without Transformer Engine, "unfused" is megatron-core's
 # local attention (it keeps the score matrix); "flash" and "auto" are PyTorch's SDPA (it does not).
 UNFUSED = {"attention-backend": "unfused"}
@@ -64,8 +74,29 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("mbs2-flash", {"micro-batch-size": 2, "attention-backend": "flash"}),
     ("mbs4-flash", {"micro-batch-size": 4, "attention-backend": "flash"}),
     ("mbs2-auto", {"micro-batch-size": 2}),  # the trainer's default: SDPA without TE, as flash
+    # megatron-core's fused SwiGLU is the trainer's default on GPUs; this is the plain-ops form.
+    PLAIN_SWIGLU_MBS1,
+    (
+        "mbs4-flash-plain-swiglu",
+        {"micro-batch-size": 4, "attention-backend": "flash", "no-bias-swiglu-fusion": True},
+    ),
+    # A shape the plan was not fitted on: TinyLlama-1.1B's (22 layers, 32 heads sharing 4 K/V heads).
+    ("gqa-mbs2", {"micro-batch-size": 2, **GQA_MODEL}),
+    ("gqa-mbs4", {"micro-batch-size": 4, **GQA_MODEL}),
 ]
-TRAIN_ONLY = ("attention-dropout", "hidden-dropout")  # the planner does not take these
+# The cases benchmarks/saved_activations.py counts on the device: one layer of the model above with
+# the trainer's default layers, with plain SwiGLU, with megatron-core's local attention, and with GQA.
+SAVED_CASES = [
+    {**FULL_MODEL, "micro-batch-size": 1},
+    {**FULL_MODEL, "micro-batch-size": 1, "no-bias-swiglu-fusion": True},
+    {**FULL_MODEL, "micro-batch-size": 1, "attention-backend": "unfused"},
+    {**FULL_MODEL, "micro-batch-size": 1, **GQA_MODEL},
+]
+TRAIN_ONLY = (
+    "attention-dropout",
+    "hidden-dropout",
+    "no-bias-swiglu-fusion",
+)  # the planner does not take these
 # Megatron prints its memory report once, after the first log interval. After iteration 1 the
 # peak misses Adam's moments (created by the first optimizer step, 8 bytes a parameter), so the
 # report must come later for a steady-state peak: every 4th iteration is logged, the first
@@ -209,6 +240,103 @@ def resume_check(out: Path, data: str, results: dict[str, Any], timeout: float) 
     }
 
 
+def saved_activations(cases: list[dict[str, Any]], out: Path, timeout: float) -> dict[str, Any]:
+    """One layer's saved-for-backward bytes of each case, counted by ``benchmarks.saved_activations``."""
+    cmd = [sys.executable, "-m", "benchmarks.saved_activations", json.dumps(cases)]
+    log = out / "saved_activations.log"
+    code, _ = run_logged(cmd, log, timeout)
+    lines = [ln for ln in log.read_text().splitlines() if ln.startswith("[{")]
+    if code != 0 or not lines:
+        return {"error": f"exit {code}; see {log.name}"}
+    return {"cases": json.loads(lines[-1])}
+
+
+def sdpa_gqa(repeats: int = 10) -> dict[str, Any]:
+    """PyTorch SDPA with K/V repeated to every head against ``enable_gqa``: time and memory, fwd+bwd.
+
+    TinyLlama's attention (32 query heads, 4 K/V heads, head dim 64) at sequence 2048, micro-batch
+    4, bf16, causal: the trainer's ``SDPACoreAttention`` switched from the first to the second.
+    """
+    import torch
+    import torch.nn.functional as F
+
+    b, s, a, g, d = 4, 2048, 32, 4, 64
+    dev = torch.device("cuda")
+    q = torch.randn(b, a, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    k = torch.randn(b, g, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+    v = torch.randn(b, g, s, d, device=dev, dtype=torch.bfloat16, requires_grad=True)
+
+    def repeat():
+        kr, vr = (t.repeat_interleave(a // g, dim=1) for t in (k, v))
+        return F.scaled_dot_product_attention(q, kr, vr, is_causal=True)
+
+    def native():
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+
+    result: dict[str, Any] = {"shape": {"b": b, "s": s, "heads": a, "groups": g, "head_dim": d}}
+    outs = {}
+    for name, fn in (("repeat", repeat), ("enable_gqa", native)):
+        for _ in range(3):
+            fn().sum().backward()
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(repeats):
+            out = fn()
+            out.sum().backward()
+        end.record()
+        torch.cuda.synchronize()
+        outs[name] = fn().detach().float()
+        result[name] = {"ms_fwd_bwd": start.elapsed_time(end) / repeats,
+                        "peak_extra_bytes": torch.cuda.max_memory_allocated() - base}  # fmt: skip
+    result["max_abs_difference"] = float((outs["repeat"] - outs["enable_gqa"]).abs().max())
+    return result
+
+
+def swiglu_fusion(repeats: int = 50) -> dict[str, Any]:
+    """megatron-core's fused SwiGLU (``bias_swiglu_impl``, ``torch.compile``d) against plain ops, fwd+bwd.
+
+    The 1.25B model's MLP activation (ffn 5632) for 2,048 and 8,192 tokens, bf16: milliseconds a call
+    (GPU and wall clock) and how many times dynamo compiled.
+    """
+    import torch
+    import torch.nn.functional as F
+    from megatron.core.fusions.fused_bias_swiglu import bias_swiglu_impl
+
+    def plain(x):
+        a, b = torch.chunk(x, 2, dim=-1)
+        return F.silu(a) * b
+
+    def fused(x):
+        return bias_swiglu_impl(x, None)
+
+    result: dict[str, Any] = {}
+    for tokens in (2048, 8192):
+        for name, fn in (("plain", plain), ("fused", fused)):
+            x = torch.randn(tokens, 1, 2 * 5632, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+            for _ in range(5):
+                fn(x).sum().backward()
+            torch.cuda.synchronize()
+            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            wall = time.perf_counter()
+            start.record()
+            for _ in range(repeats):
+                fn(x).sum().backward()
+            end.record()
+            torch.cuda.synchronize()
+            wall = (time.perf_counter() - wall) / repeats * 1000
+            result[f"{name}_{tokens}"] = {"gpu_ms": start.elapsed_time(end) / repeats, "wall_ms": wall}
+    try:
+        from torch._dynamo.utils import counters
+
+        result["dynamo_counters"] = {k: dict(v) for k, v in counters.items() if v}
+    except Exception as exc:  # noqa: BLE001 - reported, not fatal
+        result["dynamo_counters"] = repr(exc)
+    return result
+
+
 def activation_slopes(runs: dict[str, Any]) -> dict[str, Any]:
     """Peak growth per micro-batch sample, measured and planned, from each family's smallest to largest run."""
     slopes = {}
@@ -317,6 +445,18 @@ def main() -> int:
             return 1
         data = str(out / "data" / "techpulse_text_document")
     vocab = json.loads((TOKENIZER / "tokenizer.json").read_text())["model"]["vocab"]
+    if args.only and "saved" in args.only:
+        cases = [{**c, "seq-length": 128, "hidden-size": 256, "ffn-hidden-size": 704, "num-attention-heads": 4,
+                  **({"num-attention-heads": 8, "num-query-groups": 2} if "num-query-groups" in c else {})}
+                 for c in SAVED_CASES] if args.tiny else SAVED_CASES  # fmt: skip
+        results["saved_activations"] = saved_activations(cases, out, args.timeout)
+        print(f"saved: {json.dumps(results['saved_activations'])[:2000]}", flush=True)
+    if args.only and "sdpa-gqa" in args.only and torch.cuda.is_available():
+        results["sdpa_gqa"] = sdpa_gqa()
+        print(f"sdpa-gqa: {results['sdpa_gqa']}", flush=True)
+    if args.only and "swiglu" in args.only and torch.cuda.is_available():
+        results["swiglu_fusion"] = swiglu_fusion()
+        print(f"swiglu: {json.dumps(results['swiglu_fusion'], default=str)[:3000]}", flush=True)
     for name, variant in VARIANTS:
         if args.only and name not in args.only:
             continue

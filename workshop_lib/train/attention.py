@@ -61,9 +61,10 @@ class SDPACoreAttention(MegatronModule):
         if packed_seq_params is not None or attention_bias is not None:
             raise ValueError("packed sequences and attention bias need Transformer Engine attention")
         sq, b = query.shape[0], query.shape[1]
-        if self.heads != self.groups:  # grouped-query attention: share each K/V head
-            key = key.repeat_interleave(self.heads // self.groups, dim=2)
-            value = value.repeat_interleave(self.heads // self.groups, dim=2)
+        # Grouped-query attention: SDPA shares each K/V head among its query heads itself
+        # (``enable_gqa``), so K and V are kept for backward at their own size, as Transformer
+        # Engine and the plan keep them, not repeated to every head.
+        gqa = self.heads != self.groups
         # [s, b, h, d] -> [b, h, s, d]
         q, k, v = (t.permute(1, 2, 0, 3) for t in (query, key, value))
         mask_type = attn_mask_type or self.attn_mask_type
@@ -75,11 +76,25 @@ class SDPACoreAttention(MegatronModule):
         if dropout and not self.config.sequence_parallel:
             with tensor_parallel.get_cuda_rng_tracker().fork():
                 out = torch.nn.functional.scaled_dot_product_attention(
-                    q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal, scale=self.softmax_scale
+                    q,
+                    k,
+                    v,
+                    attn_mask=mask,
+                    dropout_p=dropout,
+                    is_causal=causal,
+                    scale=self.softmax_scale,
+                    enable_gqa=gqa,
                 )
         else:
             out = torch.nn.functional.scaled_dot_product_attention(
-                q, k, v, attn_mask=mask, dropout_p=dropout, is_causal=causal, scale=self.softmax_scale
+                q,
+                k,
+                v,
+                attn_mask=mask,
+                dropout_p=dropout,
+                is_causal=causal,
+                scale=self.softmax_scale,
+                enable_gqa=gqa,
             )
         # [b, h, s, d] -> [s, b, h*d]
         return out.permute(2, 0, 1, 3).reshape(sq, b, -1)

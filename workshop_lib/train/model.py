@@ -100,7 +100,7 @@ def transformer_config(args: argparse.Namespace, device: Device):
         add_qkv_bias=getattr(args, "add_qkv_bias", False),
         gated_linear_unit=args.swiglu,
         activation_func=F.silu if args.swiglu else F.gelu,
-        bias_activation_fusion=use_te and not args.disable_bias_linear,
+        bias_activation_fusion=activation_fusion(args, device),
         masked_softmax_fusion=use_te,
         bias_dropout_fusion=use_te,
         apply_rope_fusion=use_te and args.position_embedding_type == "rope",
@@ -145,6 +145,24 @@ def transformer_config(args: argparse.Namespace, device: Device):
     ), use_te
 
 
+def activation_fusion(args: argparse.Namespace, device: Device) -> bool:
+    """Whether the MLP's activation runs as megatron-core's fused kernel, as Megatron-LM decides it.
+
+    Megatron-LM fuses by default (``--bias-swiglu-fusion``/``--bias-gelu-fusion``, with or without
+    Transformer Engine): the fused SwiGLU saves only its input for backward, where the plain
+    ``silu(x1) * x2`` keeps 4 bytes x ffn more a token and layer. On an H100 that was 4.1 GiB at
+    micro-batch 4 for a 1.25B model, and with it the trainer's activations are what ``workshop plan``
+    counts (benchmarks/results/gpu_h100.md). The GELU kernel needs a bias. Both are
+    ``torch.compile``d, so the CPU keeps the plain ops: compiling them in every rank would cost a
+    local run more start-up time than it saves.
+    """
+    if not device.cuda:
+        return False
+    if args.swiglu:
+        return not args.no_bias_swiglu_fusion
+    return not args.disable_bias_linear and not args.no_bias_gelu_fusion
+
+
 # --attention-backend values that mean PyTorch's scaled_dot_product_attention on GPUs without TE.
 SDPA_BACKENDS = ("flash", "auto")
 
@@ -159,7 +177,7 @@ def stage_spec(args: argparse.Namespace, config, use_te: bool, vp_stage: int | N
     default) puts :class:`SDPACoreAttention` in too: PyTorch's flash kernel keeps no ``s x s`` score
     matrix, as ``workshop plan`` assumes for both. ``unfused``/``local`` keep megatron-core's local
     attention, which does keep it: on an H100 (benchmarks/results/gpu_h100.md) that cost 14 GiB a
-    sample at sequence 2048 against 4.6 GiB, and ran at 0.44x the speed.
+    sample at sequence 2048 against 4.6 GiB, and ran at 0.44x the speed (both with plain SwiGLU).
     """
     from megatron.core.models.gpt.gpt_layer_specs import (
         get_gpt_decoder_block_spec,

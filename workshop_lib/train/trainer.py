@@ -67,9 +67,13 @@ def _init_distributed(args: argparse.Namespace):
     device = detect(args.distributed_backend)
     if not device.cuda:
         use_cpu()
+    # On GPUs the process group is bound to this rank's device (``device_id``): torch then creates
+    # NCCL's communicator at once, and each barrier knows its device instead of guessing it with a
+    # warning on every rank ("barrier(): using the device under current context").
     torch.distributed.init_process_group(
         backend=device.backend,
         timeout=timedelta(minutes=args.distributed_timeout_minutes),
+        **({"device_id": device.torch_device} if device.cuda else {}),
     )
     arguments.finalize_parallel(args, torch.distributed.get_world_size())
     from megatron.core import parallel_state as ps
