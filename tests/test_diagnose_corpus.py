@@ -1665,3 +1665,41 @@ def test_the_fiftieth_batchs_wording_families():
         "(errno: -3 - Temporary failure in name resolution)."
     )
     assert verdict([slurm, master]).primary == "master_addr_unresolved"
+
+
+def test_the_fifty_first_batchs_wording_families():
+    """The kernel's OOM-killer header, mpirun's SIGKILLed rank, containerd's pull error, NCCL's shm
+    warning wrapped after "Error", a bus error inside ncclShmOpen, and mount.lustre's module hint."""
+    oom = "[2612362.231458] trainer invoked oom-killer: gfp_mask=0x14000c0(GFP_KERNEL), order=0, oom_score_adj=0"
+    assert verdict([oom]).primary == "host_oom_killed"
+    mpi = "mpirun noticed that process rank 3 with PID 41 on node w-1 exited on signal 9 (Killed)."
+    assert verdict([mpi]).primary == "host_oom_killed"
+    assert (
+        verdict(
+            [
+                "mpirun noticed that process rank 0 with PID 7 on node n exited on signal 11 (Segmentation fault)."
+            ]
+        ).primary
+        != "host_oom_killed"
+    )
+    pull = ('Error: failed to create containerd container: failed to pull and unpack image "registry.example/t:1": '
+            'failed to resolve reference "registry.example/t:1": not found')  # fmt: skip
+    assert verdict([pull]).primary == "image_pull_error"
+    wrapped = [
+        "failed: INTERNAL: NCCL operation ncclGroupEnd() failed: unhandled system error. Last NCCL warning 'Error ",
+        "while creating shared memory segment /dev/shm/nccl-Ab12Cd (size 9637888), error: No space",
+        "left on device (28)'.",
+    ]
+    assert verdict(wrapped).primary == "shm_too_small"
+    frame = "#0 0x00007f6b59544f3b in ncclShmOpen(char*, unsigned long, void**, void**, int, void**) ()"
+    assert verdict(['Thread 9 "train" received signal SIGBUS, Bus error.', frame]).primary == "shm_too_small"
+    assert verdict([frame]).primary is None  # a frame alone (a stack dump of a live process) is no failure
+    lustre = [
+        "mount.lustre: mount fs-1@tcp:/x at /mnt failed: No such device",
+        "Are the lustre modules loaded?",
+    ]
+    assert verdict(lustre).primary == "volume_mount_failed"
+    assert (
+        verdict(["/mount failed: No such device", "Are the lustre modules loaded?"]).primary
+        == "volume_mount_failed"
+    )

@@ -371,6 +371,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
 # IPv4; followed by failed connects it is the name that does not resolve (meta-pytorch/monarch#1571).
 CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
+    # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
+    # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
+    # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
+    ("shm_too_small", r"\bin ncclShmOpen\(", r"\bSIGBUS\b|\bBus error\b"),
     (
         "master_addr_unresolved",
         r"The IP(?:v6|v4) network addresses of .* cannot be retrieved \(gai error",
@@ -624,6 +628,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "shm_too_small",
         (
             r"Error while creating shared memory segment",
+            # the same NCCL warning where a console wrapped it after "Error"
+            r"^\s*while creating shared memory segment /dev/shm/",
             r"failed to extend /dev/shm/",
             r"Call to posix_fallocate failed",
             r"insufficient shared memory \(shm\)",
@@ -862,6 +868,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the kernel's OOM killer itself (dmesg / journalctl -k on the node)
             r"[Oo]ut of memory: Kill(?:ed)? process \d+",
             r"\boom-kill:constraint=",
+            # its first line ("python invoked oom-killer: gfp_mask=..."), which names the process that
+            # asked for memory when none was left; the "Killed process" line may be cut from an excerpt
+            r"\binvoked oom-killer\b",
             # runc: the container's first process was killed by its cgroup's memory limit
             r"container init was OOM-killed",
             # Ray's memory monitor: it kills the newest task itself before the kernel would
@@ -877,6 +886,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"exits with return code = -9\b",
             # GNU time (/usr/bin/time) reporting the command it ran SIGKILLed
             r"Command terminated by signal 9\b",
+            # Open MPI's mpirun reporting a rank SIGKILLed ("mpirun noticed that process rank 1 with PID
+            # 39 on node worker-1 exited on signal 9 (Killed)"): in a pod, its memory limit
+            r"\bexited on signal 9 \(Killed\)",
             # a DataLoader worker killed outright (SIGKILL): the kernel's OOM killer, as the workers
             # copy the dataset's Python objects page by page (a Bus error instead is /dev/shm)
             r"DataLoader worker \(pid:? ?\d+\) is killed by signal: Killed",
@@ -1416,6 +1428,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ErrImagePull",
             r"ImagePullBackOff",
             r"Failed to pull image",
+            # containerd's own words, as a pod's creation error quotes them (an unreachable registry,
+            # a missing tag, no credentials: the reason follows on the same line)
+            r"failed to pull and unpack image",
             # `kubectl logs` of a pod whose container never started
             r"waiting to start: (?:trying and failing to pull image|image can't be pulled)",
             r"pull access denied",
@@ -1453,6 +1468,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"pod has unbound immediate PersistentVolumeClaims",
             r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
             r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied|timed out)",
+            # mount.lustre's hint when the node's kernel has no Lustre client module (an OS image
+            # without it, such as Bottlerocket's 6.1-kernel variants): the mount fails "No such device"
+            r"^\s*Are the lustre modules loaded\?",
             # the Lustre client in the node's kernel refusing the mount (dmesg: "llite: Unable to mount")
             r"lustre_fill_super\(\)\) (?:llite: )?Unable to mount\b",
             r"Could not mount \"[^\"]+\" at \"/var/lib/kubelet/pods/",
