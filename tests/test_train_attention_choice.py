@@ -129,3 +129,22 @@ def test_attention_environment_refusal_is_one_line_naming_the_switch(monkeypatch
     assert "\n" not in msg
     assert msg.startswith("NVTE_FLASH_ATTN='1' in the environment contradicts attention backend local (")
     assert "--attention-backend" in msg
+
+
+@pytest.mark.parametrize(
+    "extra, fused",
+    [
+        ((), True),  # GELU with biases: megatron-core's fused bias-GELU, as Megatron-LM
+        (("--no-bias-gelu-fusion",), False),
+        (("--disable-bias-linear",), False),  # the GELU kernel needs a bias
+        (("--swiglu",), True),
+        (("--swiglu", "--disable-bias-linear"), True),  # the SwiGLU kernel takes no bias too
+        (("--swiglu", "--no-bias-swiglu-fusion"), False),
+    ],
+)
+def test_the_mlp_activation_is_fused_on_gpus_as_megatron_lm_does(extra, fused):
+    args = arguments.parse_args([*FLAGS, *extra])
+    gpu = Device(True, "nccl", torch.device("cpu"))
+    assert model.activation_fusion(args, gpu) is fused
+    # the CPU keeps the plain ops (the kernels are torch.compile'd)
+    assert model.activation_fusion(args, Device(False, "gloo", torch.device("cpu"))) is False
