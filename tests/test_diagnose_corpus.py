@@ -1703,3 +1703,39 @@ def test_the_fifty_first_batchs_wording_families():
         verdict(["/mount failed: No such device", "Are the lustre modules loaded?"]).primary
         == "volume_mount_failed"
     )
+
+
+def test_the_fifty_second_batchs_wording_families():
+    """A batch-size assert over the world size, transformers' ZeRO-3/low_cpu_mem_usage refusal, a
+    SIGKILLed subprocess, hidden size vs heads in other wordings, HfArgumentParser's unused flags,
+    JAX's coordination-service registration timing out, and a stale NFS handle inside Triton."""
+    batch = [
+        "    assert batch_size == batch_gpu * num_accumulation_rounds * dist.get_world_size()",
+        "AssertionError",
+    ]
+    assert verdict(batch).primary == "batch_size_not_divisible"
+    assert verdict(batch[:1]).primary is None  # the source line alone is no failure
+    ds = "ValueError: DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`."
+    assert verdict([ds]).primary == "deepspeed_config_invalid"
+    killed = (
+        "subprocess.CalledProcessError: Command '['python3', '-m', 'train']' died with <Signals.SIGKILL: 9>."
+    )
+    assert verdict([killed]).primary == "host_oom_killed"
+    assert verdict(["Command '['python3']' died with <Signals.SIGSEGV: 11>."]).primary != "host_oom_killed"
+    for line in (
+        "[rank0]: ValueError: Hidden size 4096 must be divisible by num_heads 48",
+        "AssertionError: embed_dim must be divisible by num_heads",
+    ):
+        assert verdict([line]).primary == "model_config_invalid", line
+    hf = "ValueError: Some specified arguments are not used by the HfArgumentParser: ['--fsdp_layer', 'X']"
+    assert verdict([hf]).primary == "train_flags_invalid"
+    jax = [
+        "Additional GRPC error information from remote target unknown_target_for_coordination_leader while calling /tensorflow.CoordinationService/RegisterTask:",
+        ':{"created":"@1712965181.656280441","description":"Deadline Exceeded","grpc_status":4}',
+    ]
+    assert verdict(jax).primary == "rendezvous_timeout"
+    stale = "OSError: [Errno 116] Stale file handle"
+    frame = '  File "/usr/lib/python3.12/dist-packages/triton/compiler/compiler.py", line 424, in __init__'
+    assert verdict([frame, stale]).primary == "triton_cache_shared_fs"
+    dataset = '  File "/usr/lib/python3.10/dist-packages/datasets/arrow_dataset.py", line 4101, in _select'
+    assert verdict([dataset, stale]).primary != "triton_cache_shared_fs"  # a stale handle elsewhere

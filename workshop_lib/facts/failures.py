@@ -375,6 +375,23 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
     # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
     ("shm_too_small", r"\bin ncclShmOpen\(", r"\bSIGBUS\b|\bBus error\b"),
+    # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
+    # rendezvous of process 0's coordinator) running out of time
+    (
+        "rendezvous_timeout",
+        r"while calling /tensorflow\.CoordinationService/RegisterTask\b",
+        r"DEADLINE_EXCEEDED|Deadline Exceeded",
+    ),
+    # An NFS "stale file handle" while Triton compiles or autotunes (its frames in the traceback):
+    # another rank or node rewrote the shared cache directory under it
+    ("triton_cache_shared_fs", r"\[Errno 116\] Stale file handle", r"/triton/(?:runtime|compiler)/\w+\.py"),
+    # A training loop's assert that the global batch is the per-GPU batch times accumulation times
+    # the number of ranks, with a bare AssertionError
+    (
+        "batch_size_not_divisible",
+        r"^\s*assert\s+\(?\w*batch[_ ]?size\w*\s*==\s*.*(?:world_size|num_gpus|n_gpus?|dp_size|data_parallel_size)\b",
+        r"\bAssertionError\b",
+    ),
     (
         "master_addr_unresolved",
         r"The IP(?:v6|v4) network addresses of .* cannot be retrieved \(gai error",
@@ -886,6 +903,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"exits with return code = -9\b",
             # GNU time (/usr/bin/time) reporting the command it ran SIGKILLed
             r"Command terminated by signal 9\b",
+            # Python's subprocess reporting the child it ran SIGKILLed (accelerate launch, a
+            # wrapper script): "Command '[...]' died with <Signals.SIGKILL: 9>."
+            r"died with <Signals\.SIGKILL: 9>",
             # Open MPI's mpirun reporting a rank SIGKILLed ("mpirun noticed that process rank 1 with PID
             # 39 on node worker-1 exited on signal 9 (Killed)"): in a pod, its memory limit
             r"\bexited on signal 9 \(Killed\)",
@@ -972,6 +992,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # accelerate unable to fill the ds_config's "auto" micro batch size: prepare() got no
             # dataloader to take it from (a model prepared alone), so the config must give a number
             r"When using DeepSpeed,? `?accelerate\.prepare\(\)`? requires you to pass at least one of training or evaluation dataloaders",
+            # transformers' from_pretrained refusing ZeRO-3 (which partitions the weights as they are
+            # created) together with its own low-memory loading or a device_map
+            r"DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -1040,7 +1063,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--moe-router-topk \d+ exceeds --num-experts \d+",
             # megatron-core's TransformerConfig checks of the same rules
             r"num_attention_heads \(?\d*\)? ?must be (?:divisible by|a multiple of) (?:the )?num_query_groups",
-            r"hidden_size \(?\d*\)? ?(?:must be|should be|is not) divisible by num_attention_heads",
+            r"[Hh]idden[ _]size \(?\d*\)? ?(?:must be|should be|is not) divisible by num_(?:attention_)?heads",
+            r"embed_dim must be divisible by num_heads",  # torch.nn.MultiheadAttention
             # without those checks (megatron-core before 0.16) a bad head/group count only shows as a
             # reshape to sizes the tensor does not have, in the first forward pass (Megatron-LM#5755)
             r"RuntimeError: shape '\[[-\d, ]+\]' is invalid for input of size \d+",
@@ -1566,6 +1590,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset)
             r"(?:Error|Exception): (?:[Pp]lease )?(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd) "
             r"(?:the )?(?:argument |flag |option )?--[a-z][\w-]+",
+            # transformers' HfArgumentParser given flags no dataclass declares (a misspelt or made-up
+            # --flag in the launch command)
+            r"Some specified arguments are not used by the HfArgumentParser: ",
             # ... or that name the option whose value they refuse ("ValueError: Invalid
             # reshard_after_forward_policy: invalid.", torchtitan)
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
