@@ -1739,3 +1739,22 @@ def test_the_fifty_second_batchs_wording_families():
     assert verdict([frame, stale]).primary == "triton_cache_shared_fs"
     dataset = '  File "/usr/lib/python3.10/dist-packages/datasets/arrow_dataset.py", line 4101, in _select'
     assert verdict([dataset, stale]).primary != "triton_cache_shared_fs"  # a stale handle elsewhere
+
+
+def test_the_fifty_third_batchs_wording_families():
+    """RCCL's iommu=pt advice and NCCL's unloaded-verbs wrapper are benign; cuInit's 802 as a driver
+    probe reports it is the fabric manager; torchrun's agent stopped from outside is shown."""
+    iommu = ('host:40032:40032 [0] /src/rccl/hipify/src/init.cc:178 NCCL WARN Missing "iommu=pt" from kernel '
+             "command line which can lead to system instablity or hang!")  # fmt: skip
+    verbs = "[rank0]:host:29:29 [0] misc/ibvwrap.cc:185 (wrap_ibv_alloc_pd) NCCL WARN lib wrapper not initialized."
+    for line in (iommu, verbs):
+        v = verdict([line, "RESULT world_size=4 step_s=0.0806 tokens_per_s=203167"])
+        assert v.primary is None and not v.unrecognised, line
+    fm = ["calling cuInit", "cuInit err: 802"]
+    assert verdict(fm).primary == "fabric_manager_not_running"
+    for stop in (
+        "WARNING:torch.distributed.elastic.agent.server.api:Received 1 death signal, shutting down workers",
+        "W1126 torch/distributed/elastic/agent/server/api.py:704] Received Signals.SIGHUP death signal, shutting down workers",
+    ):
+        v = verdict([" 12%|#         | 2905/25120 [2:12:37<17:37:09,  2.86s/it]", stop])
+        assert v.primary is None and v.unrecognised, stop

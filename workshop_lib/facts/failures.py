@@ -226,6 +226,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
+    # torchrun's agent stopped from outside (SIGHUP from a closed terminal, SIGTERM from a scheduler,
+    # Ctrl-C): the run ended before its last step, so this is the line to show when nothing else is
+    r"\bReceived (?:\d+|Signals\.SIG[A-Z]+) death signal, shutting down workers",
     # the kernel's NVIDIA module refusing a user-space driver of another version (an upgrade without
     # a reboot or a module reload): the same mismatch, as the kernel log says it
     r"\bNVRM: API mismatch: the client has the version\b",
@@ -360,6 +363,12 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"cupti_tracer\.cc:\d+\] function cupti_interface_->\w+\(.*failed with error CUPTI could not be loaded",
     # RCCL (AMD's NCCL) declining its optional MSCCL++ path
     r"NCCL WARN MSCCL\+\+: Cannot enable MSCCL\+\+",
+    # ... and advising "iommu=pt" on the kernel command line at every rank's start (a tuning note for
+    # AMD hosts, printed by runs that then train)
+    r'NCCL WARN Missing "iommu=pt" from kernel command line',
+    # NCCL calling into libibverbs where the library was never loaded (no rdma-core in the image):
+    # the same probe as "Failed to open libibverbs.so", worded by the wrapper
+    r"\(wrap_ibv_\w+\) NCCL WARN lib wrapper not initialized",
     # the kubelet's first start on a node, logged at error level: no device-manager checkpoint yet,
     # no separate image file system, and the node object not registered yet
     r"\"Failed to read data from checkpoint\" err=\"checkpoint is not found\"",
@@ -1409,6 +1418,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the same error 802 as CUDA samples, nccl-tests and old torch print it
             r"system not yet initialized",
             r"\bcode=802\b|\berror \(802\)|[Ee]rror 802\b",
+            # ... and as a program probing the driver itself reports cuInit's result (ollama's GPU
+            # discovery: "cuInit err: 802", "cuda driver library init failure: 802")
+            r"\bcuInit err: 802\b|\binit failure: 802\b",
             # Fabric Manager's own log (journalctl -u nvidia-fabricmanager) when it cannot set the
             # NVSwitches up, e.g. started before the driver was ready (pytorch/ci-infra#552)
             r"fabric manager error handler is called",
