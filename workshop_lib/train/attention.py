@@ -10,6 +10,7 @@ as ``core_attention`` when Transformer Engine or CUDA is missing.
 from __future__ import annotations
 
 import math
+from contextlib import nullcontext
 
 import torch
 from megatron.core import tensor_parallel
@@ -73,19 +74,14 @@ class SDPACoreAttention(MegatronModule):
         if not causal and attention_mask is not None:
             mask = ~attention_mask  # megatron masks are True where attention is NOT allowed
         dropout = self.dropout_p if self.training else 0.0
-        if dropout and not self.config.sequence_parallel:
-            with tensor_parallel.get_cuda_rng_tracker().fork():
-                out = torch.nn.functional.scaled_dot_product_attention(
-                    q,
-                    k,
-                    v,
-                    attn_mask=mask,
-                    dropout_p=dropout,
-                    is_causal=causal,
-                    scale=self.softmax_scale,
-                    enable_gqa=gqa,
-                )
-        else:
+        # Dropout draws from the tensor-parallel RNG stream except under sequence parallelism, as
+        # megatron-core's own attention does.
+        rng = (
+            tensor_parallel.get_cuda_rng_tracker().fork()
+            if dropout and not self.config.sequence_parallel
+            else nullcontext()
+        )
+        with rng:
             out = torch.nn.functional.scaled_dot_product_attention(
                 q,
                 k,
