@@ -149,11 +149,14 @@ def environment() -> dict[str, Any]:
     return env
 
 
-def planned(model: dict[str, Any], variant: dict[str, Any], vocab: int, gpu: str) -> dict[str, Any]:
-    """``workshop plan``'s answer for this run on one GPU."""
+def planned(model: dict[str, Any], variant: dict[str, Any], vocab: int, gpu: str, te: bool) -> dict[str, Any]:
+    """``workshop plan``'s answer for this run on one GPU (``--transformer-impl local`` where the
+    device has no Transformer Engine: the trainer then runs megatron-core's local layers)."""
     from workshop_lib.plan.api import plan_from_megatron_args
 
     flags = {k: v for k, v in {**model, **variant}.items() if k not in TRAIN_ONLY}
+    if not te:
+        flags["transformer-impl"] = "local"
     flags["vocab-size"] = vocab
     flags["global-batch-size"] = GLOBAL_BATCH
     return plan_from_megatron_args(flags, gpu=gpu, gpus_per_node=1, nodes=1)
@@ -467,7 +470,9 @@ def main() -> int:
             "flags": variant,
             "exit": code,
             "seconds": secs,
-            "plan": planned(model, variant, len(vocab), args.gpu),
+            "plan": planned(
+                model, variant, len(vocab), args.gpu, results["environment"]["transformer_engine"]
+            ),
             "measured": measure(log),
         }
         print(f"{name}: exit {code} in {secs:.0f} s: {results['runs'][name]['measured']}", flush=True)

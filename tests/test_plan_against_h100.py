@@ -18,13 +18,15 @@ from workshop_lib.plan.memory import per_layer_activation_bytes
 
 MEASURED = json.loads((Path(__file__).resolve().parents[1] / "benchmarks/results/gpu_h100.json").read_text())
 RUNS = MEASURED["runs"]
+TE = MEASURED["environment"]["transformer_engine"]  # False: the plan is asked with --transformer-impl local
 VOCAB = 8192
 GIB = 1024**3
 SDPA_OR_FULL_RECOMPUTE = ["mbs1-flash", "mbs4-flash", "mbs2-auto", "mbs4-full"]
+UNFUSED_ATTENTION = ["mbs1", "mbs2"]  # megatron-core's local attention: the score matrix is kept
 
 
 def plan_of(name: str) -> dict:
-    return planned(FULL_MODEL, RUNS[name]["flags"], VOCAB, "h100-80gb")
+    return planned(FULL_MODEL, RUNS[name]["flags"], VOCAB, "h100-80gb", TE)
 
 
 def static_bytes(p: dict) -> int:
@@ -39,11 +41,12 @@ def test_weights_gradients_and_adam_states_match_the_allocator_within_3_percent(
     assert abs(static_bytes(plan_of(name)) / measured - 1) < 0.03
 
 
-@pytest.mark.parametrize("name", SDPA_OR_FULL_RECOMPUTE)
+@pytest.mark.parametrize("name", SDPA_OR_FULL_RECOMPUTE + UNFUSED_ATTENTION)
 def test_peak_matches_the_plan_total_within_8_percent(name):
-    """Where no score matrix is kept (PyTorch SDPA, full recompute) the plan's total is the peak.
+    """Where no score matrix is kept (PyTorch SDPA, full recompute) the plan's total is the peak, and
+    where megatron-core's local attention keeps one, once the plan counts its fp32 softmax.
 
-    Measured peaks were 25.7-39.3 GiB against plans of 26.0-36.9 GiB; 8 % is about 3 GiB at 40 GiB,
+    Measured peaks were 25.7-49.3 GiB against plans of 26.0-52.0 GiB; 8 % is about 3 GiB at 40 GiB,
     less than one micro-batch sample of this model (4.6 GiB).
     """
     p = plan_of(name)
@@ -64,22 +67,20 @@ def test_more_micro_batch_grows_the_peak_by_about_the_planned_activations():
 
 
 def test_the_score_matrix_is_what_unfused_attention_adds():
-    """Unfused minus SDPA at micro-batch 1..2: the plan's 5 a s^2 bytes a layer are within 30 % of the card's."""
+    """Unfused minus SDPA at micro-batch 2: the plan's 7 a s^2 b bytes a layer (local layers, dropout
+    counted) against the card's 6 (no dropout in this run): 0.91x, within 15 %."""
     measured = RUNS["mbs2"]["max_allocated_bytes"] - RUNS["mbs2-auto"]["max_allocated_bytes"]
     planned_ = (
         plan_of("mbs2")["memory_per_gpu_bytes"]["activations"]
         - plan_of("mbs2-auto")["memory_per_gpu_bytes"]["activations"]
     )
-    assert abs(measured / planned_ - 1) < 0.3
+    assert abs(measured / planned_ - 1) < 0.15
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="megatron-core's local attention keeps an fp32 and a bf16 softmax (about 6.3 bytes per score, "
-    "measured) where the plan counts Megatron's fused 5: the plan says micro-batch 4 fits in 68 GiB, the "
-    "H100 ran out of memory at 75 GiB. Without Transformer Engine the trainer now uses SDPA by default.",
-)
 def test_the_plan_foresees_unfused_micro_batch_4_running_out_of_memory():
+    """megatron-core's local attention keeps its softmax in fp32: asked with --transformer-impl local
+    the plan counts 7 bytes a score (not Korthikanti's 5) and says 81 GiB, which does not fit; the
+    H100 ran out of memory at 75 GiB (the plan had said 68 GiB, "fits", before it knew)."""
     assert RUNS["mbs4"]["exit"] != 0
     assert not plan_of("mbs4")["fits"]
 
@@ -91,7 +92,7 @@ SECOND = MEASURED["second_lease"]
 
 def second_plan(name: str) -> dict:
     flags = SECOND["runs"][name]["flags"]
-    return planned(FULL_MODEL, flags, VOCAB, "h100-80gb")
+    return planned(FULL_MODEL, flags, VOCAB, "h100-80gb", SECOND["environment"]["transformer_engine"])
 
 
 def growth_per_sample(lo: str, hi: str) -> tuple[float, float]:

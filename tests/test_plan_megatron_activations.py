@@ -18,6 +18,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from dataclasses import replace
 
 import pytest
 
@@ -114,3 +115,10 @@ def test_saved_activations_match_korthikanti(measured, i):
         assert planner == pytest.approx(sbh * 34 + 5 * as2b)
     expected = planner - 2 * sbh - 3 * as2b + 4 * as2b + 2 * 2 * 2 * s * b
     assert c["per_layer"] == expected
+    # Asked with --transformer-impl local, the planner counts these layers' fp32 softmax itself
+    # (7 bytes a score with dropout: fp32 softmax, mask, dropout output); without dropout they keep
+    # the fp32 softmax and its bf16 copy, 6.
+    local = per_layer_activation_bytes(
+        replace(m, transformer_impl="local"), ParallelConfig(micro_batch_size=b, bf16=True)
+    )
+    assert c["per_layer"] == local - 2 * sbh - 1 * as2b + 2 * 2 * 2 * s * b

@@ -128,7 +128,7 @@ FLAGS: tuple[Flag, ...] = (
     _f("attention-dropout", float, NET, default=0.1),
     _f("attention-backend", str, NET, default="auto", choices=("flash", "fused", "unfused", "local", "auto"), use=TPJ, planner="model.attention_backend"),
     _f("use-flash-attn", bool, NET, help="legacy spelling of --attention-backend flash"),
-    _f("transformer-impl", str, NET, default="transformer_engine", choices=("local", "transformer_engine")),
+    _f("transformer-impl", str, NET, default="transformer_engine", choices=("local", "transformer_engine"), use=TPJ, planner="model.transformer_impl"),
     _f("attention-softmax-in-fp32", bool, NET, help="softmax in fp32 (always on with the CPU attention)"),
     _f("apply-query-key-layer-scaling", bool, NET, help="scale Q*K^T by 1/layer number"),
     # mixture of experts

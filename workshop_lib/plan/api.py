@@ -107,6 +107,8 @@ def plan_flags(m: ModelConfig, par: ParallelConfig) -> dict[str, Any]:
         out["qk-layernorm"] = True
     if m.attention_backend != "auto":
         out["attention-backend"] = m.attention_backend
+    if m.transformer_impl != "transformer_engine":
+        out["transformer-impl"] = m.transformer_impl
     if m.is_moe:
         out.update(
             {

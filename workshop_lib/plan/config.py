@@ -61,6 +61,9 @@ class ModelConfig:
     add_bias_linear: bool = True
     untie_embeddings_and_output_weights: bool = False
     attention_backend: str = "auto"  # choices: facts/megatron_flags.py
+    # "local": megatron-core's local layers (the trainer on GPUs without Transformer Engine), whose
+    # unfused attention keeps its softmax in fp32
+    transformer_impl: str = "transformer_engine"  # choices: facts/megatron_flags.py
     num_experts: int | None = None
     moe_router_topk: int = 2
     moe_ffn_hidden_size: int | None = None

@@ -40,7 +40,8 @@ match the allocator within 3 %, and with megatron-core's fused SwiGLU and PyTorc
 (the trainer's defaults on GPUs) the peak grows per micro-batch sample by 0.96-1.02x the activations
 counted here, also for a model shape (GQA) they were not compared with before; one layer's saved
 tensors, counted, are within 8 %. Plain SwiGLU keeps 4 bytes x ffn more a token, and
-megatron-core's local attention keeps its softmax in fp32 and bf16 (6 bytes a score, not 5).
+megatron-core's local attention keeps its softmax in fp32 (:func:`score_bytes`: asked with
+``--transformer-impl local``, the plan counts 7 bytes a score, not 5).
 
 The allowance (:data:`ALLOWANCE`) is what a real process needs beyond the tensors: the CUDA
 context and library workspaces, NCCL's communication buffers, and allocator fragmentation. It
@@ -117,7 +118,7 @@ def per_layer_activation_bytes(
         kvr = 1.0
     inside_attn = 2.0 + 4.0 * kvr + (1.0 if fp8 else 2.0)
     if m.attention_backend == "unfused" and not selective:
-        inside_attn += 5.0 * a * m.seq_length / h
+        inside_attn += score_bytes(m) * a * m.seq_length / h
     gate = 6.0 if m.swiglu else 4.0
 
     def mlp_inside(ffn: int) -> float:
@@ -140,6 +141,18 @@ def per_layer_activation_bytes(
     else:
         per = outside + (inside_attn + inside_mlp) / t
     return sbh * per
+
+
+def score_bytes(m: ModelConfig) -> float:
+    """Bytes unfused attention keeps per score (one query-key pair of one head) for backward.
+
+    Megatron's fused softmax kernel (Transformer Engine's layers) keeps the bf16 softmax (2), the
+    dropout mask (1) and the dropout output (2): Korthikanti's 5. megatron-core's local layers, which
+    the trainer uses without Transformer Engine, take the softmax in fp32 (``attention_softmax_in_fp32``)
+    and keep that (4) instead: 7. On an H100, with dropout off, one local layer kept 6 bytes a score
+    (the fp32 softmax and its bf16 copy; ``benchmarks/results/gpu_h100.md``).
+    """
+    return 7.0 if m.transformer_impl == "local" else 5.0
 
 
 def korthikanti_per_layer(
