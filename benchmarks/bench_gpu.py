@@ -50,10 +50,6 @@ FULL_MODEL = {
 TINY_MODEL = {**FULL_MODEL, "num-layers": 2, "hidden-size": 64, "num-attention-heads": 4,
               "ffn-hidden-size": 176, "seq-length": 128, "max-position-embeddings": 128, "bf16": False}  # fmt: skip
 GLOBAL_BATCH = 8
-PLAIN_SWIGLU_MBS1 = (
-    "mbs1-flash-plain-swiglu",
-    {"micro-batch-size": 1, "attention-backend": "flash", "no-bias-swiglu-fusion": True},
-)
 GQA_MODEL = {
     "num-layers": 22,
     "num-attention-heads": 32,
@@ -63,6 +59,8 @@ GQA_MODEL = {
 # name, what changes from the model's flags. Without Transformer Engine, "unfused" is megatron-core's
 # local attention (it keeps the score matrix); "flash" and "auto" are PyTorch's SDPA (it does not).
 UNFUSED = {"attention-backend": "unfused"}
+# megatron-core's fused SwiGLU is the trainer's default on GPUs; this is the plain-ops form.
+PLAIN_SWIGLU = {"attention-backend": "flash", "no-bias-swiglu-fusion": True}
 FULL_RECOMPUTE = {"recompute-granularity": "full", "recompute-method": "uniform", "recompute-num-layers": 1}
 VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("mbs1", {"micro-batch-size": 1, **UNFUSED}),
@@ -74,12 +72,8 @@ VARIANTS: list[tuple[str, dict[str, Any]]] = [
     ("mbs2-flash", {"micro-batch-size": 2, "attention-backend": "flash"}),
     ("mbs4-flash", {"micro-batch-size": 4, "attention-backend": "flash"}),
     ("mbs2-auto", {"micro-batch-size": 2}),  # the trainer's default: SDPA without TE, as flash
-    # megatron-core's fused SwiGLU is the trainer's default on GPUs; this is the plain-ops form.
-    PLAIN_SWIGLU_MBS1,
-    (
-        "mbs4-flash-plain-swiglu",
-        {"micro-batch-size": 4, "attention-backend": "flash", "no-bias-swiglu-fusion": True},
-    ),
+    ("mbs1-flash-plain-swiglu", {"micro-batch-size": 1, **PLAIN_SWIGLU}),
+    ("mbs4-flash-plain-swiglu", {"micro-batch-size": 4, **PLAIN_SWIGLU}),
     # A shape the plan was not fitted on: TinyLlama-1.1B's (22 layers, 32 heads sharing 4 K/V heads).
     ("gqa-mbs2", {"micro-batch-size": 2, **GQA_MODEL}),
     ("gqa-mbs4", {"micro-batch-size": 4, **GQA_MODEL}),

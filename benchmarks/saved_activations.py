@@ -12,7 +12,7 @@ difference from the plan can be traced to the tensor that makes it.
 It runs on CUDA where there is a GPU (the kernels that save the tensors are then the ones a real
 run uses) and on the CPU otherwise. Each case is a dict of Megatron flags (``--`` left out) plus
 ``micro-batch-size``; it prints one JSON line with ``per_layer_bytes`` and ``per_layer_storages``
-for each case. ``tests/test_plan_local_spec_activations.py`` runs it on the CPU;
+for each case. ``tests/test_trainer_saved_activations.py`` runs it on the CPU;
 ``benchmarks/bench_gpu.py`` runs it on the lent GPU.
 """
 
@@ -22,6 +22,7 @@ import json
 import os
 import socket
 import sys
+from collections import Counter
 from typing import Any
 
 
@@ -44,9 +45,10 @@ def _init_once() -> Any:
         ps.initialize_model_parallel(1, 1)
         from megatron.core.tensor_parallel import random as mr
 
-        mr.model_parallel_cuda_manual_seed(1234) if device.cuda else mr.get_cuda_rng_tracker().add(
-            "model-parallel-rng", 1234
-        )
+        if device.cuda:
+            mr.model_parallel_cuda_manual_seed(1234)
+        else:
+            mr.get_cuda_rng_tracker().add("model-parallel-rng", 1234)
     torch.manual_seed(1234)
     return device
 
@@ -108,12 +110,10 @@ def saved_storages(case: dict[str, Any], layers: int) -> dict[tuple, int]:
 def per_layer(case: dict[str, Any]) -> dict[str, Any]:
     """One layer's saved bytes: the 2-layer model's minus the 1-layer model's."""
     one, two = saved_storages(case, 1), saved_storages(case, 2)
-    shapes_one: dict[tuple, int] = {}
-    for _ptr, shape, dtype in one:
-        shapes_one[(shape, dtype)] = shapes_one.get((shape, dtype), 0) + 1
+    shapes_one = Counter((shape, dtype) for _ptr, shape, dtype in one)
     extra: list[dict[str, Any]] = []
     for (_ptr, shape, dtype), nbytes in sorted(two.items(), key=lambda kv: -kv[1]):
-        if shapes_one.get((shape, dtype), 0) > 0:
+        if shapes_one[(shape, dtype)] > 0:
             shapes_one[(shape, dtype)] -= 1
             continue
         extra.append({"shape": list(shape), "dtype": dtype, "bytes": nbytes})
