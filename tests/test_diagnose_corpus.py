@@ -1758,3 +1758,36 @@ def test_the_fifty_third_batchs_wording_families():
     ):
         v = verdict([" 12%|#         | 2905/25120 [2:12:37<17:37:09,  2.86s/it]", stop])
         assert v.primary is None and v.unrecognised, stop
+
+
+def test_the_fifty_fifth_batchs_wording_families():
+    """A Kubeflow job its operator reports succeeded outlived its scheduling, pull and mount events;
+    an exception no signature knows, raised before a symptom, is shown as what came first."""
+    events = [
+        "    Reason:                PyTorchJobSucceeded",
+        "  Warning  Unschedulable  12m (x2 over 13m)  pytorchjob-controller  Error pod job-worker-1 condition "
+        "message: 0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.",
+    ]
+    assert verdict(events[1:]).primary == "pod_pending_insufficient_resources"
+    assert verdict(events).primary is None and not verdict(events).unrecognised
+    mount = '  Warning  FailedMount  2m  kubelet  MountVolume.SetUp failed for volume "fsx" : rpc error: code = Internal'
+    assert verdict([mount]).primary == "volume_mount_failed"
+    assert verdict([mount, "MPIJob default/bert successfully completed."]).primary is None
+    assert verdict([mount, "TFJob mnist is successfully completed."]).primary is None
+    assert verdict([mount, "PyTorchJob default/bert is running."]).primary == "volume_mount_failed"
+
+    missing = "node2: [rank8]: FileNotFoundError: [Errno 2] No such file or directory: '/data/index-cache/ab_doc_idx.npy'"
+    timeout = ("node1: [rank0]:[E410 17:25:53.848 ProcessGroupNCCL.cpp:683] [Rank 0] Watchdog caught collective "
+               "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
+               "ran for 600010 milliseconds before timing out.")  # fmt: skip
+    v = verdict([missing, timeout])
+    assert v.primary == "nccl_timeout" and [e["line_number"] for e in v.earlier] == [1]
+    assert "came first, line 1: node2: [rank8]: FileNotFoundError" in v.one_line()
+    assert "came first" in v.render() and v.to_dict()["earlier"] == v.earlier
+    assert verdict([timeout, missing]).earlier == []  # after the symptom: not what came first
+    assert verdict([timeout]).earlier == []
+    abort = "terminate called after throwing an instance of 'c10::DistBackendError'"
+    assert verdict([abort, timeout]).earlier == []  # the symptom's own abort is no exception message
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert verdict([missing, oom, timeout]).primary == "cuda_oom"
+    assert verdict([missing, oom, timeout]).earlier == []  # a cause is named: nothing to add

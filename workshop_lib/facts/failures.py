@@ -128,6 +128,15 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
     r"\bJob finished: SUCCEEDED\b",
     r"^Experiment ended\s*$",
 )
+# A Kubeflow operator's report that the whole job succeeded (the condition's reason in `kubectl
+# describe pytorchjob`, and the event's message): every pod was placed, pulled its image and mounted
+# its volumes in the end, so a FailedScheduling, a back-off or a FailedMount event beside it was
+# transient (a node still joining under Karpenter). describe prints conditions before events, so
+# this holds wherever in the log it stands.
+KUBEFLOW_JOB_SUCCEEDED: tuple[str, ...] = (
+    r"\b(?:PyTorch|TF|MPI|MX|XGBoost|Paddle|JAX)JobSucceeded\b",
+    r"\b(?:PyTorch|TF|MPI|MX|XGBoost|Paddle|JAX)Job \S+ (?:is )?successfully completed\b",
+)
 # A launcher's report that an attempt failed and that it starts another (Ray Train's controller under
 # a retry policy: the worker group's start timed out while the autoscaler was still adding GPU
 # nodes), and the sign that a later attempt got its workers (Ray Train's workers setting up their
@@ -207,6 +216,14 @@ SILENT_KILL_EXPLANATION = (
     "segmentation fault is silent too; the launcher's 'exits with return code = -9' or '-11', "
     "or dmesg on the node, tells them apart). "
 )
+
+# A symptom (a collective timeout, a peer gone, a rendezvous that timed out) names no cause of its own:
+# when an exception no signature knows was raised before it (a rank's FileNotFoundError, then the
+# others' watchdog timeout), the verdict keeps the symptom as its label but shows those lines as what
+# came first, since the cause is most likely among them. Only exception messages ("SomeError: ..."),
+# not the aborts a symptom prints itself ("terminate called after throwing ... DistBackendError").
+EARLIER_EXCEPTION_PATTERN = r"\b[A-Z]\w*(?:Error|Exception): \S"
+EARLIER_MAX = 3
 
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
@@ -1489,8 +1506,13 @@ FAILURES: tuple[FailureSignature, ...] = (
         "imagePullSecret) may read the repository.",
         # enroot failing on the node itself, not on the image: its runtime or cache folder not
         # writable, or the squashfs it builds from the layers filling /run/pyxis or its cache (both
-        # as quoted in pyxis' printout of enroot's log, whose ENOSPC line is disk_full's)
-        unless=(r"pyxis:\s+mkdir: cannot create directory", r"pyxis:\s.*[Nn]o space left on device"),
+        # as quoted in pyxis' printout of enroot's log, whose ENOSPC line is disk_full's), and a job
+        # its operator reports succeeded (the pull was retried and worked)
+        unless=(
+            r"pyxis:\s+mkdir: cannot create directory",
+            r"pyxis:\s.*[Nn]o space left on device",
+            *KUBEFLOW_JOB_SUCCEEDED,
+        ),
     ),
     FailureSignature(
         "volume_mount_failed",
@@ -1529,7 +1551,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "group lets the nodes in (TCP 988 and 1018-1023 for FSx for Lustre, 2049 for NFS/EFS), and the "
         "volume's DNS and mount names.",
         # a mount that failed once while the CSI driver was still starting, then worked: the container ran
-        unless=(r"\bStarted container\b",),
+        unless=(r"\bStarted container\b", *KUBEFLOW_JOB_SUCCEEDED),
     ),
     FailureSignature(
         "pod_pending_insufficient_resources",
@@ -1587,7 +1609,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "`kubectl describe nodes`, scale the node group, or delete finished jobs holding GPUs; for "
         "InsufficientInstanceCapacity use a capacity reservation or another zone; for a quota "
         "(ResourceLimitExceeded, a GPU quota exceeded) ask the cloud for an increase.",
-        unless=(r"Successfully assigned \S+ to",),
+        unless=(r"Successfully assigned \S+ to", *KUBEFLOW_JOB_SUCCEEDED),
     ),
     # --- the kit's trainer: any other refusal ------------------------------------------------------
     FailureSignature(

@@ -84,6 +84,8 @@ class Verdict:
     findings: list[Finding]
     unrecognised: list[dict]  # [{"line_number", "line"}] when no signature explains the failure
     lines: int = 0
+    # exception lines no signature knows that came before a *symptom* primary (F.EARLIER_EXCEPTION_PATTERN)
+    earlier: list[dict] = field(default_factory=list)
 
     @property
     def failed(self) -> bool:
@@ -91,18 +93,26 @@ class Verdict:
         return any(f.severity == "error" for f in self.findings) or bool(self.unrecognised)
 
     def to_dict(self) -> dict:
-        """The ``workshop monitor diagnose --json`` object (contract: primary, findings, unrecognised)."""
-        return {
+        """The ``workshop monitor diagnose --json`` object (contract: primary, findings, unrecognised;
+        ``earlier`` only when a symptom's verdict has exception lines that came before it)."""
+        out = {
             "primary": self.primary,
             "findings": [f.to_dict() for f in self.findings],
             "unrecognised": list(self.unrecognised),
         }
+        if self.earlier:
+            out["earlier"] = list(self.earlier)
+        return out
 
     def one_line(self) -> str:
         """One line for a failed run's last line: label, the causal line, the fix."""
         if self.primary is not None:
             f = self.findings[0]
-            return f"diagnosis: {f.label} at line {f.line_number}: {_short(f.line, 160)} -- fix: {_first_sentence(f.fix)}"
+            head = f"diagnosis: {f.label} at line {f.line_number}: {_short(f.line, 160)}"
+            if self.earlier:  # a symptom: what came before it is the likelier cause
+                e = self.earlier[0]
+                head += f" -- came first, line {e['line_number']}: {_short(e['line'], 120)}"
+            return f"{head} -- fix: {_first_sentence(f.fix)}"
         if self.unrecognised:
             u = self.unrecognised[0]
             return (f"diagnosis: no known signature; the failure looks like line {u['line_number']}: "
@@ -120,6 +130,9 @@ class Verdict:
             out.append(f"    fix: {f.fix}")
             out.append("    evidence:")
             out.extend(f"      line {e['line_number']}: {e['line'].strip()}" for e in f.evidence)
+            if self.earlier:
+                out.append("    came first (this is a symptom; its cause is likely here):")
+                out.extend(f"      line {e['line_number']}: {e['line'].strip()}" for e in self.earlier)
             rest = self.findings[1:]
         else:
             rest = self.findings
@@ -167,6 +180,7 @@ _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _FAIRSEQ_SCALE = re.compile(F.FAIRSEQ_LOSS_SCALE_PATTERN)
 _HANDLED_TRACEBACK = re.compile(F.HANDLED_TRACEBACK_PATTERN)
 _EXPLAINED_BY = {label: re.compile(p) for label, p in F.EXPLAINED_BY.items()}
+_EARLIER = re.compile(F.EARLIER_EXCEPTION_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
@@ -942,9 +956,16 @@ class _Scan:
             or not self.unrecognised
         ):
             primary = findings[0].label
-        # error-like lines matter only when no known signature explains the failure
+        # error-like lines matter only when no known signature explains the failure, or, when the
+        # label is a symptom, as the exceptions that came before it
         unrecognised = [] if primary is not None else self.unrecognised
-        return Verdict(primary, findings, unrecognised, self.number)
+        earlier: list[dict] = []
+        if primary is not None and findings[0].role == "symptom":
+            first = findings[0].line_number
+            earlier = [
+                u for u in self.unrecognised if u["line_number"] < first and _EARLIER.search(u["line"])
+            ]
+        return Verdict(primary, findings, unrecognised, self.number, earlier[: F.EARLIER_MAX])
 
 
 def _lines_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
