@@ -1791,3 +1791,22 @@ def test_the_fifty_fifth_batchs_wording_families():
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
     assert verdict([missing, oom, timeout]).primary == "cuda_oom"
     assert verdict([missing, oom, timeout]).earlier == []  # a cause is named: nothing to add
+
+
+def test_the_fifty_sixth_batchs_wording_families():
+    """transformers' Trainer finding no sample to train on is dataset_too_small; a bus error in a
+    stripped NCCL's frames is /dev/shm, as it was in ncclShmOpen's."""
+    dry = ("[WARNING|trainer.py:2013] 2023-05-01 >> There seems to be not a single sample in your epoch_iterator, "
+           "stopping training at step 0! This is expected if you're using an IterableDataset and set num_steps (X) "
+           "higher than the number of available samples.")  # fmt: skip
+    assert verdict([dry]).primary == "dataset_too_small"
+    bus = "[8d6bf97c3bf4:3039 :0:3095] Caught signal 7 (Bus error: nonexistent physical address)"
+    frames = [
+        " 2 0x000000000007587d ncclGroupEnd()  ???:0",
+        " 5 0x00000000000489b1 ???()  /usr/lib/x86_64-linux-gnu/libnccl.so.2:0",
+    ]
+    assert verdict([bus, "==== backtrace (tid:   3095) ====", *frames]).primary == "shm_too_small"
+    for frame in frames:
+        assert verdict([bus, frame]).primary == "shm_too_small", frame
+        assert verdict([frame]).primary is None  # a frame alone is no failure
+    assert verdict([bus, " 2 0x000000000007587d cblas_dgemm()  ???:0"]).primary != "shm_too_small"

@@ -401,6 +401,13 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
     # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
     ("shm_too_small", r"\bin ncclShmOpen\(", r"\bSIGBUS\b|\bBus error\b"),
+    # ... and the same in a stripped library, where UCX's or a crash handler's backtrace names only
+    # NCCL's exported functions ("2 0x000000000007587d ncclGroupEnd()  ???:0") or libnccl.so itself
+    (
+        "shm_too_small",
+        r"^\s*\d+\s+0x[0-9a-f]+\s+nccl\w+\(\)|/libnccl\.so[.\d]*:\d",
+        r"\bSIGBUS\b|\bBus error\b",
+    ),
     # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
     # rendezvous of process 0's coordinator) running out of time
     (
@@ -1196,6 +1203,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"enough samples to at least yield one packed sequence",
             # llm.c's data loader: a shard smaller than one batch of every process
             r"Assertion .shard_ntok >= \(int64_t\) \(num_processes \* B \* T \+ 1\). failed",
+            # transformers' Trainer when the training iterator runs dry (fewer examples than one batch,
+            # or an IterableDataset shorter than max_steps): it stops there, at warning level
+            r"There seems (?:to be )?not a single sample in your epoch_iterator, stopping training at step \d+",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
