@@ -133,9 +133,11 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
 # its volumes in the end, so a FailedScheduling, a back-off or a FailedMount event beside it was
 # transient (a node still joining under Karpenter). describe prints conditions before events, so
 # this holds wherever in the log it stands.
+# (Each starts with its literal: these join an alternation searched on many lines, where a leading
+# group of kinds would be tried at every position of every line.)
 KUBEFLOW_JOB_SUCCEEDED: tuple[str, ...] = (
-    r"\b(?:PyTorch|TF|MPI|MX|XGBoost|Paddle|JAX)JobSucceeded\b",
-    r"\b(?:PyTorch|TF|MPI|MX|XGBoost|Paddle|JAX)Job \S+ (?:is )?successfully completed\b",
+    r"JobSucceeded\b",  # PyTorchJobSucceeded, MPIJobSucceeded, TFJobSucceeded...
+    r"Job \S+ (?:is )?successfully completed\b",
 )
 # A launcher's report that an attempt failed and that it starts another (Ray Train's controller under
 # a retry policy: the worker group's start timed out while the autoscaler was still adding GPU
@@ -405,7 +407,7 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # NCCL's exported functions ("2 0x000000000007587d ncclGroupEnd()  ???:0") or libnccl.so itself
     (
         "shm_too_small",
-        r"^\s*\d+\s+0x[0-9a-f]+\s+nccl\w+\(\)|/libnccl\.so[.\d]*:\d",
+        r"^\s*\d+ 0x[0-9a-f]+ nccl\w+\(\)  \?\?\?:\d|/libnccl\.so[.\d]*:\d",
         r"\bSIGBUS\b|\bBus error\b",
     ),
     # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
