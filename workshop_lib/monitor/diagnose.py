@@ -292,7 +292,8 @@ for _i, (_sig, _) in enumerate(_SIGS):
 _ERROR_LIKES = [re.compile(p) for p in F.ERROR_LIKE_PATTERNS]
 for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
     _gate((_p,), ("error_like", _i))
-_gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 0))
+# ("unless", 1): the healthy counterparts of signatures; ("unless", 0): what the ranks and nodes are
+_gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 1))
 _gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
 _gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
 # nccl-tests' device table: its own literals ("Rank", "Pid", "device") are too common to gate on
@@ -533,11 +534,9 @@ class _Scan:
         everything = targets is None
         if (everything or ("iter", 0) in targets) and _ITER_RE.search(line):
             self._iteration(line, number)
-            if everything or ("unless", 0) in targets:
-                self._unless(line)
+            self._unless(line, targets)
             return
-        if everything or ("unless", 0) in targets:
-            self._unless(line)
+        self._unless(line, targets)
         if everything or ("misc", 0) in targets:
             if "lock" in line:
                 self._lock(line, number)
@@ -585,7 +584,16 @@ class _Scan:
         if likes:
             self._error_like(line, number, likes)
 
-    def _unless(self, line: str) -> None:
+    def _unless(self, line: str, targets: frozenset[tuple[str, int]] | None) -> None:
+        """What a line says of the ranks and nodes, and which signatures' healthy counterpart it is."""
+        if targets is None or ("unless", 0) in targets:
+            self._topology(line)
+        if (targets is None or ("unless", 1) in targets) and _UNLESS_ANY.search(line):
+            for label, rx in _UNLESS.items():
+                if rx.search(line):
+                    self.healthy_seen.add(label)
+
+    def _topology(self, line: str) -> None:
         if "NCCL INFO Channel " in line or "nranks " in line:
             if _SHARED.search(line):
                 self.shared_ranks = True
@@ -603,10 +611,6 @@ class _Scan:
                 self.one_node = True
         elif "  Rank " in line and (m := _TABLE_HOST.search(line)):
             self.table_hosts.add(m.group(1))
-        if _UNLESS_ANY.search(line):
-            for label, rx in _UNLESS.items():
-                if rx.search(line):
-                    self.healthy_seen.add(label)
 
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
         if len(self.unrecognised) >= F.UNRECOGNISED_MAX:
