@@ -1810,3 +1810,26 @@ def test_the_fifty_sixth_batchs_wording_families():
         assert verdict([bus, frame]).primary == "shm_too_small", frame
         assert verdict([frame]).primary is None  # a frame alone is no failure
     assert verdict([bus, " 2 0x000000000007587d cblas_dgemm()  ???:0"]).primary != "shm_too_small"
+
+
+def test_the_fifty_seventh_batchs_wording_families():
+    """megatron-core's "num_layers=N should be divisible by" is a layout error; SHARP's missing
+    Aggregation Manager in its other wordings and FastSocket's retries are benign; torch's UserWarning
+    that the driver is too old is an unknown failure, not a warning to pass over."""
+    pp = "AssertionError: num_layers=60 should be divisible by config.pipeline_model_parallel_size=8"
+    assert verdict([pp]).primary == "parallelism_config_invalid"
+    for line in (
+        " 0: [ip-0A23040D:0:3917 unique id 0] ERROR No Aggregation Manager (sharp_am) detected in sharp_create_job.",
+        "40: ip-0A230414:52763:53428 [0] sharp_plugin.c:288 NCCL WARN NET/IB :SHARP coll init error: Cannot create SHArP job(-11)",
+        "16: ip-0A230410:53245:53899 [0] transport.cc:253 NCCL WARN Cannot initialize CollNet, using point-to-point network instead",
+        "full-debug2-test-1:4024:4048 [0] net_fastsocket.cc:765 NCCL WARN Cannot get incoming CPU.",
+        "full-debug2-test-0:4300:4325 [0] net_fastsocket.cc:785 NCCL WARN Maximum retry reached for accept 3.",
+    ):
+        v = verdict([line, "iteration 10/100 | lm loss: 2.5"])
+        assert v.primary is None and not v.unrecognised, line
+    old = ("/usr/local/lib/python3.10/dist-packages/torch/cuda/__init__.py:124: UserWarning: CUDA initialization: "
+           "The NVIDIA driver on your system is too old (found version 11000). Please update your GPU driver")  # fmt: skip
+    v = verdict([old])
+    assert v.primary is None and v.unrecognised
+    other = "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no NVIDIA driver"
+    assert not verdict([other]).unrecognised  # other UserWarnings stay warnings

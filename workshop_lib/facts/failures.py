@@ -241,6 +241,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\b(?:FAILED|FATAL|Fatal|fatal error)\b",
     r"\bCUDA (?:error|failure)\b|\bTest failure\b",  # CUDA samples, nccl-tests
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
+    r"\bThe NVIDIA driver on your system is too old\b",
     r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*:\s*-?[1-9]",
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
@@ -322,7 +323,9 @@ EXPLAINED_BY: dict[str, str] = {
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\[WARNING\]",  # DeepSpeed's op report and torchrun's OMP_NUM_THREADS notice
     r"^\s*(?:\[\w+\]:?)?\s*File \"",  # traceback frames: the exception line says more
-    r"UserWarning|FutureWarning|DeprecationWarning",
+    # (not torch finding a driver too old for its CUDA: it says so as a UserWarning, then runs nothing
+    # on the GPU)
+    r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old)|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
     # torch.compile failing on a frame and running it eagerly instead (suppress_errors): dynamo logs
     # the compiler's error at warning level and training goes on; a failure it does not absorb is raised
@@ -367,6 +370,14 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"meta_optimizer\.cc:\d+\] layout failed: ",
     # SHARP with no Aggregation Manager to reach: NCCL goes on without in-network reductions
     r"Failed to connect to Aggregation Manager \(sharp_am\)",
+    # ... in its other wordings: libsharp's "No Aggregation Manager (sharp_am) detected", NCCL's SHARP
+    # plugin unable to create its job, and NCCL saying it goes on over point-to-point instead
+    r"No Aggregation Manager \(sharp_am\) detected",
+    r"SHARP coll init error: Cannot create SHArP job",
+    r"Cannot initialize CollNet, using point-to-point network instead",
+    # Google's FastSocket NCCL plugin (GCE): no CPU to pin a flow's interrupts to, and its bounded
+    # retries of one flow's accept/connect before it connects (it prints "Connected after N retries")
+    r"net_fastsocket\.cc:\d+ NCCL WARN (?:Cannot get incoming CPU\.|Maximum retry reached for (?:accept|connect) \d+\.)",
     # Open MPI's UCX layer declining MPI_THREAD_MULTIPLE: MPI falls back to its other transport (the
     # job's own traffic is NCCL's)
     r"pml_ucx\.c:\d+ Error: UCP worker does not support MPI_THREAD_MULTIPLE",
@@ -1043,7 +1054,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"world size \(\d+\) is not divisible by",
             # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
             r"number of required GPUs exceeds the total number of available GPUs in the placement group",
-            r"num_layers .*(must be|should be|is not) divisible by",
+            r"num_layers[ =:].*(must be|should be|is not) divisible by",  # "num_layers=60 should be..."
             r"[Nn]umber of layers (?:should|must) be divisible",
             r"num_attention_heads .*(must be|should be|is not) divisible by(?! num_query_groups)",
             r"num_query_groups .*(must be|should be|is not) divisible by",
