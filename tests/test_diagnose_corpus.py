@@ -1833,3 +1833,29 @@ def test_the_fifty_seventh_batchs_wording_families():
     assert v.primary is None and v.unrecognised
     other = "/usr/lib/python3.10/site-packages/torch/cuda/__init__.py:52: UserWarning: CUDA initialization: Found no NVIDIA driver"
     assert not verdict([other]).unrecognised  # other UserWarnings stay warnings
+
+
+def test_the_fifty_eighth_batchs_wording_families():
+    """torchtitan's parallel-dims check, an indented usage error, megatron-core's CUDA-graph flag
+    checks and NeMo-RL's stall detector are named; Triton's shared-memory limit is no GPU OOM, and
+    max-autotune skipping a config for it is benign."""
+    named = {
+        "AssertionError: Invalid parallel dims: dp(1) * sp(2) * pp(3) != WORLD_SIZE(8)": "parallelism_config_invalid",
+        "    setup_experiment.py: error: argument -a/--account: expected one argument": "train_flags_invalid",
+        "  AssertionError: Transformer engine's RNG tracker is required for cudagraphs": "train_flags_invalid",
+        "  AssertionError: full recompute is only supported with full iteration CUDA graph": "train_flags_invalid",
+        "    WARNING: rollout stall -- no rollout committed and no train step completed": "training_hang",
+    }
+    for line, label in named.items():
+        assert verdict([line]).primary == label, line
+    limit = "OutOfMemoryError: out of resource: triton_flex_attention Required: 263168 Hardware limit:232448"
+    assert verdict([limit]).primary != "cuda_oom"
+    assert verdict(["torch.OutOfMemoryError: CUDA out of memory."]).primary == "cuda_oom"
+    autotune = [
+        "[rank0]:Runtime error during autotuning: ",
+        f"[rank0]:No valid triton configs. {limit} Reducing block sizes or `num_stages` may help.. ",
+        "[rank0]:Ignoring this choice.",
+        "[rank0]:[titan] 2025-07-21 15:57:48,090 - root - INFO - Training completed",
+    ]
+    v = verdict(autotune)
+    assert v.primary is None and not v.unrecognised

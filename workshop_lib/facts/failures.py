@@ -370,6 +370,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"meta_optimizer\.cc:\d+\] layout failed: ",
     # SHARP with no Aggregation Manager to reach: NCCL goes on without in-network reductions
     r"Failed to connect to Aggregation Manager \(sharp_am\)",
+    # Inductor's max-autotune trying a kernel config that needs more shared memory than the GPU has:
+    # it prints the error and "Ignoring this choice.", and takes the next config
+    r"^(?:\[rank\d+\]:)?No valid triton configs\. OutOfMemoryError: out of resource: ",
     # ... in its other wordings: libsharp's "No Aggregation Manager (sharp_am) detected", NCCL's SHARP
     # plugin unable to create its job, and NCCL saying it goes on over point-to-point instead
     r"No Aggregation Manager \(sharp_am\) detected",
@@ -867,7 +870,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"CUDA out of memory",
             # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError; Ray's own exception of that name
             # is its memory monitor killing a task for *host* memory (host_oom_killed)
-            r"(?<!ray\.exceptions\.)OutOfMemoryError",
+            # (not Triton's "OutOfMemoryError: out of resource: <kernel> Required: N Hardware limit: M",
+            # a kernel config asking for more shared memory than an SM has: no GPU memory ran out)
+            r"(?<!ray\.exceptions\.)OutOfMemoryError(?!: out of resource: )",
             r"CUDA [Ee]rror: out of memory",
             # the caching allocator's expandable segments failing to map more memory (it retries, then
             # the rank aborts: SIGABRT, no OutOfMemoryError line)
@@ -1052,6 +1057,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "parallelism_config_invalid",
         (
             r"world size \(\d+\) is not divisible by",
+            # torchtitan's ParallelDims check ("Invalid parallel dims: dp(1) * sp(2) * pp(3) != WORLD_SIZE(8)")
+            r"\bInvalid parallel dims: \w+\(-?\d+\)",
             # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
             r"number of required GPUs exceeds the total number of available GPUs in the placement group",
             r"num_layers[ =:].*(must be|should be|is not) divisible by",  # "num_layers=60 should be..."
@@ -1488,7 +1495,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         # derived from iteration-line timestamps (HANG_INTERVAL_FACTOR, HANG_MIN_SECONDS), stall
         # reports and stack dumps; and the kernel's hung-task detector naming a training process
         # (uninterruptible sleep for minutes: a write to a file system that froze)
-        (r"INFO: task (?:python\S*|pt_\w+|torchrun):\d+ blocked for more than \d+ seconds",),
+        (
+            r"INFO: task (?:python\S*|pt_\w+|torchrun):\d+ blocked for more than \d+ seconds",
+            # NeMo-RL's own stall detector (async GRPO): neither a rollout nor a train step for N seconds
+            r"\brollout stall -- no rollout committed and no train step completed\b",
+        ),
         "The run stopped logging iterations while the log (or the clock) moved on: some rank is stuck "
         "(a collective waiting on a dead or stopped peer, a deadlock in data loading, a stuck file "
         "system) and the others wait for it.",
@@ -1658,7 +1669,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
-            r"^\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # (indented too: a launcher or a commit message quoting the usage error)
+            r"^\s*\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # megatron-core's TransformerConfig refusing a CUDA-graph flag combination ("Transformer
+            # engine's RNG tracker is required for cudagraphs", "full recompute is only supported with
+            # full iteration CUDA graph")
+            r"AssertionError: .*\b(?:is required for|is only supported with|is not supported with|requires)\b.*\b(?:cuda ?graphs?|CUDA graphs?)\b",
             # a required input left out, or a config file refused by its own validation
             r"(?:Assertion|Value)Error: [\w ]{1,40} (?:must|should) be (?:specified|provided|given|set)\b",
             r"(?:Assertion|Value)Error: (?:You )?[Mm]ust (?:provide|specify|pass|give) an? [\w -]{1,60}\b(?:file|path|flag|argument|option)\b",
