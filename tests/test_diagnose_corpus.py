@@ -1859,3 +1859,46 @@ def test_the_fifty_eighth_batchs_wording_families():
     ]
     v = verdict(autotune)
     assert v.primary is None and not v.unrecognised
+
+
+def test_the_fifty_ninth_batchs_wording_families():
+    """mpirun's rank tags all naming one host mean one node; Python's "Exception ignored in" marks a
+    handled traceback; NCCL's retried connect and CUPTI's thread warning are benign."""
+    one_host = [
+        f"[1,{r}]<stdout>:algo-1:3{r}:3{r} [{r}] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so)."
+        for r in range(4)
+    ]
+    assert verdict(one_host[:1]).primary == "efa_plugin_missing"  # one rank: nothing says one node
+    assert verdict(one_host).primary is None
+    ofi = "[1,mpirank:2,algo-1]<stdout>:algo-1:32:32 [2] find_ofi_provider:550 NCCL WARN NET/OFI Couldn't find any optimal provider"
+    assert verdict([ofi]).primary == "efa_provider_unavailable"
+    assert verdict([ofi, ofi.replace(":2,", ":3,").replace("[2]", "[3]")]).primary is None
+    two_hosts = [
+        *one_host,
+        "[1,4]<stdout>:algo-2:30:30 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so).",
+    ]
+    assert verdict(two_hosts).primary == "efa_plugin_missing"
+    net_hop = "[1,3]<stdout>:algo-1:153:691 [3] NCCL INFO Ring 01 : 3 -> 10 [send] via NET/AWS Libfabric/1"
+    assert verdict([*one_host, net_hop]).primary == "efa_plugin_missing"  # a hop between nodes
+
+    ignored = [
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f6caf3773b0>",
+        "Exception ignored in: <function _MultiProcessingDataLoaderIter.__del__ at 0x7f6caf3773b0>",
+        "Traceback (most recent call last):",
+        "    assert self._parent_pid == os.getpid(), 'can only test a child process'",
+        "AssertionError: can only test a child process",
+        "AssertionError: can only test a child process",
+    ]
+    v = verdict(ignored)
+    assert v.primary is None and not v.unrecognised
+    assert verdict(
+        ["Traceback (most recent call last):", "AssertionError: can only test a child process"]
+    ).unrecognised
+    for line in (
+        "[misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error "
+        "Connection timed out, revents 8, connect to 172.16.30.229:39953",
+        "(RayTrainWorker pid=13196, ip=10.0.175.234) ERROR: External init callback must run in same thread as "
+        "registerClient (322958912 != -1404328128)",
+    ):
+        v = verdict([line])
+        assert v.primary is None and not v.unrecognised, line

@@ -166,8 +166,10 @@ FAIRSEQ_LOSS_SCALE_PATTERN = (
 FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # A traceback a framework reports as handled: NeMo's safe_import logs "Import of quick_gelu from
 # megatron.core.fusions.fused_bias_geglu failed with: Traceback ..." for an optional symbol a
-# Megatron release lacks, and goes on. The exception line that ends it (per rank) is not a failure.
-HANDLED_TRACEBACK_PATTERN = r"\bImport of \w+ from [\w.]+ failed with: Traceback"
+# Megatron release lacks, and goes on. Python's own "Exception ignored in: <function
+# _MultiProcessingDataLoaderIter.__del__ ...>" says the same of an exception raised in a finalizer
+# or a callback: printed, then ignored. The exception line that ends each (per rank) is no failure.
+HANDLED_TRACEBACK_PATTERN = r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
 # A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
 # after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
@@ -370,6 +372,13 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"meta_optimizer\.cc:\d+\] layout failed: ",
     # SHARP with no Aggregation Manager to reach: NCCL goes on without in-network reductions
     r"Failed to connect to Aggregation Manager \(sharp_am\)",
+    # NCCL's socket connect timing out once and retrying ("retrying (1/34) after sleep for 100 msec"):
+    # NCCL later printed it at INFO (NVIDIA/nccl#1618); connects that run out of retries fail with
+    # their own error lines
+    r"NCCL WARN socketPollConnect poll\(\) failed, ret \d+, error Connection timed out",
+    # the PyTorch profiler's CUPTI client registered from another thread than the one it initialized
+    # in (Ray Train workers with the profiler on): profiling goes on, and so does training
+    r"ERROR: External init callback must run in same thread as registerClient\b",
     # Inductor's max-autotune trying a kernel config that needs more shared memory than the GPU has:
     # it prints the error and "Ignoring this choice.", and takes the next config
     r"^(?:\[rank\d+\]:)?No valid triton configs\. OutOfMemoryError: out of resource: ",
@@ -511,6 +520,10 @@ SHARED_RANK_PATTERNS: tuple[str, ...] = (
 )
 # Labels that only matter when traffic leaves the process: dropped on single-process evidence.
 NETWORK_ONLY_LABELS: tuple[str, ...] = ("efa_plugin_missing", "nccl_socket_fallback")
+# ... and with them, on evidence that every rank is on one node or in one process, aws-ofi-nccl
+# finding no EFA provider: nothing goes between nodes, and NCCL's intra-node transports carry it all
+# (not a survivable context beside unknown errors, though: with several nodes NCCL had no transport)
+LOCAL_ONLY_LABELS: tuple[str, ...] = (*NETWORK_ONLY_LABELS, "efa_provider_unavailable")
 # Contexts a run survives (NCCL goes on over its own sockets): they do not outrank error lines that
 # no signature explains, which are then the failure, listed with the context beside them. (An EFA
 # provider that failed with no socket fallback is another matter: NCCL had no transport left, and
@@ -534,6 +547,14 @@ INTRA_NODE_HOPS: tuple[str, ...] = (
 )  # fmt: skip
 INTER_NODE_HOP = " via NET/"
 NCCL_TESTS_RANK_PATTERN = r"^#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on\s+(\S+)\s+device\b"
+# Open MPI's mpirun gathers the output of every rank of every node, each line tagged with its rank
+# ("[1,3]<stdout>:", SageMaker's "[1,mpirank:3,algo-1]<stdout>:"), and NCCL's own prefix names the
+# rank's host ("algo-1:33:33 [1] NCCL INFO ..."): several ranks all on one host ran on one node. (A
+# per-pod log under torchrun has no such tag, and shows its own host whatever the job's size.)
+# (after a container runtime's own prefix too: docker compose's "algo-1-nrgii | [1,mpirank:3,algo-1]")
+MPI_TAGGED_HOST_PATTERN = (
+    r"(?:^|\s)\[\d+,(?:mpirank:)?(\d+)(?:,[^\]]*)?\]<std(?:out|err)>:\s*([\w.-]+):\d+:\d+ \[\d+\] "
+)
 
 FAILURES: tuple[FailureSignature, ...] = (
     # --- network: EFA / NCCL transport ------------------------------------------------------------

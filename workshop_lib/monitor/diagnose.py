@@ -181,6 +181,7 @@ _FAIRSEQ_SCALE = re.compile(F.FAIRSEQ_LOSS_SCALE_PATTERN)
 _HANDLED_TRACEBACK = re.compile(F.HANDLED_TRACEBACK_PATTERN)
 _EXPLAINED_BY = {label: re.compile(p) for label, p in F.EXPLAINED_BY.items()}
 _EARLIER = re.compile(F.EARLIER_EXCEPTION_PATTERN)
+_MPI_HOST = re.compile(F.MPI_TAGGED_HOST_PATTERN)
 _LOCK_WAIT = re.compile(F.TRITON_LOCK_ATTEMPT_PATTERN)
 _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
@@ -298,6 +299,8 @@ _gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
 _gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
 # nccl-tests' device table: its own literals ("Rank", "Pid", "device") are too common to gate on
 _GATES.setdefault("  Rank ", set()).add(("unless", 0))
+for _tag in ("]<stdout>:", "]<stderr>:"):  # mpirun's rank tags (F.MPI_TAGGED_HOST_PATTERN)
+    _GATES.setdefault(_tag, set()).add(("unless", 0))
 for _i, (_, _line_rx, _other_rx) in enumerate(F.CORROBORATED_SIGNS):
     _gate((_line_rx, _other_rx), ("weak", _i))  # each pair its own gates: a line tests only its pairs
 _gate(
@@ -465,6 +468,9 @@ class _Scan:
         self.intra_node_hops = False
         self.inter_node_hops = False
         self.table_hosts: set[str] = set()
+        # the ranks and hosts of mpirun's tagged NCCL lines (F.MPI_TAGGED_HOST_PATTERN)
+        self.mpi_ranks: set[str] = set()
+        self.mpi_hosts: set[str] = set()
         self.unrecognised: list[dict] = []
         self.unrecognised_per_rank: dict[str, int] = {}
         self.number = 0
@@ -499,7 +505,7 @@ class _Scan:
         self.validation_nan: int | None = None
         self.nan_outside_validation = False
         # rank -> the line of a traceback the framework reported as handled: its exception line is next
-        self.handled_traceback: dict[str, int] = {}
+        self.handled_traceback: dict[str, list[int]] = {}  # per rank, the starts not yet ended
         self.corroborated: set[str] = set()
         # DeepSpeed's launcher killing the ranks (its first line), and whether any other error-like
         # line was seen: a kill with nothing else is a rank that died silently (F.LAUNCHER_KILL_PATTERN)
@@ -555,8 +561,10 @@ class _Scan:
                 if m and float(m.group(1)) < F.FAIRSEQ_LOSS_SCALE_COLLAPSE:
                     self._add("nan_loss", number, line)
                     return
-            if "failed with: Traceback" in line and _HANDLED_TRACEBACK.search(line):
-                self.handled_traceback[_rank_of(line)] = number
+            if (
+                "failed with: Traceback" in line or "Exception ignored in" in line
+            ) and _HANDLED_TRACEBACK.search(line):
+                self.handled_traceback.setdefault(_rank_of(line), []).append(number)
                 return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
@@ -611,6 +619,11 @@ class _Scan:
                 self.one_node = True
         elif "  Rank " in line and (m := _TABLE_HOST.search(line)):
             self.table_hosts.add(m.group(1))
+        if "]<std" in line and (m := _MPI_HOST.search(line)):
+            self.mpi_ranks.add(m.group(1))
+            self.mpi_hosts.add(m.group(2))
+            if F.INTER_NODE_HOP in line:  # older NCCLs' "Ring 01 : 3 -> 10 [send] via NET/..."
+                self.inter_node_hops = True
 
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
         if len(self.unrecognised) >= F.UNRECOGNISED_MAX:
@@ -621,8 +634,8 @@ class _Scan:
         if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
             return
         rank = _rank_of(line)
-        start = self.handled_traceback.pop(rank, None)
-        if start is not None and number - start <= F.HANDLED_TRACEBACK_LINES:
+        starts = self.handled_traceback.get(rank)
+        if starts and number - starts.pop(0) <= F.HANDLED_TRACEBACK_LINES:
             return  # the exception that ends a traceback reported as handled
         if "Killing subprocess" in line and _LAUNCHER_KILL.search(line):
             if self.launcher_kill is None:
@@ -938,9 +951,13 @@ class _Scan:
             self._stack_dump()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
         hops_one_node = self.intra_node_hops and not self.inter_node_hops
-        one_node = not self.many_nodes and (hosts == 1 or (hosts == 0 and (self.one_node or hops_one_node)))
+        # (an excerpt of a multi-node job may hold one node's tagged lines: a hop through the network cancels it)
+        mpi_one_host = len(self.mpi_ranks) > 1 and len(self.mpi_hosts) == 1 and not self.inter_node_hops
+        one_node = not self.many_nodes and (
+            hosts == 1 or (hosts == 0 and (self.one_node or hops_one_node or mpi_one_host))
+        )
         if one_node or (self.solo_ranks and not self.shared_ranks):  # no traffic leaves the node
-            self.healthy_seen.update(F.NETWORK_ONLY_LABELS)
+            self.healthy_seen.update(F.LOCAL_ONLY_LABELS)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
         if self.first_retry is not None and self.recovered is not None:  # a retried attempt's failure
             first, last = self.first_retry, self.recovered
