@@ -564,7 +564,10 @@ class _Scan:
             if (
                 "failed with: Traceback" in line or "Exception ignored in" in line
             ) and _HANDLED_TRACEBACK.search(line):
-                self.handled_traceback.setdefault(_rank_of(line), []).append(number)
+                starts = self.handled_traceback.setdefault(_rank_of(line), [])
+                while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
+                    starts.pop(0)  # a start whose exception line never came (bounded, too)
+                starts.append(number)
                 return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
@@ -635,7 +638,10 @@ class _Scan:
             return
         rank = _rank_of(line)
         starts = self.handled_traceback.get(rank)
-        if starts and number - starts.pop(0) <= F.HANDLED_TRACEBACK_LINES:
+        while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
+            starts.pop(0)
+        if starts:
+            starts.pop(0)
             return  # the exception that ends a traceback reported as handled
         if "Killing subprocess" in line and _LAUNCHER_KILL.search(line):
             if self.launcher_kill is None:
