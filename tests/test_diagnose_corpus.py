@@ -1896,6 +1896,8 @@ def test_the_fifty_ninth_batchs_wording_families():
     ).unrecognised
     late = [ignored[0], *["iteration 1 | lm loss: 2.5"] * 60, "AssertionError: can only test a child process"]
     assert verdict(late).unrecognised  # an exception far after the notice is not the one it announced
+    again = [*late[:-1], ignored[0], "AssertionError: can only test a child process"]
+    assert not verdict(again).unrecognised  # the stale notice neither covers nor hides the fresh one
     for line in (
         "[misc/socket.cc:602] [s11gn1268:pid=3987720] NCCL WARN socketPollConnect poll() failed, ret 1, error "
         "Connection timed out, revents 8, connect to 172.16.30.229:39953",
