@@ -1906,3 +1906,14 @@ def test_the_fifty_ninth_batchs_wording_families():
     ):
         v = verdict([line])
         assert v.primary is None and not v.unrecognised, line
+
+
+def test_the_sixtieth_batchs_wording_families():
+    """OmegaConf refusing a key its schema lacks is a flags error; the gIB script's missing lspci is
+    benign, while another script's missing command still is not."""
+    key = "2025-11-26T16:57:01Z omegaconf.errors.ConfigKeyError: Key 'max_new_tokens' not in 'NormConfig'"
+    assert verdict([key]).primary == "train_flags_invalid"
+    gib = "/usr/local/gib/scripts/set_nccl_env.sh: line 16: lspci: command not found"
+    v = verdict([gib])
+    assert v.primary is None and not v.unrecognised
+    assert verdict(["/opt/run.sh: line 3: torchrun: command not found"]).unrecognised

@@ -376,6 +376,8 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # NCCL later printed it at INFO (NVIDIA/nccl#1618); connects that run out of retries fail with
     # their own error lines
     r"NCCL WARN socketPollConnect poll\(\) failed, ret \d+, error Connection timed out",
+    # Google's gIB NCCL set-up script in an image without pciutils: it goes on with its defaults
+    r"/gib/scripts/set_nccl_env\.sh: line \d+: lspci: command not found",
     # the PyTorch profiler's CUPTI client registered from another thread than the one it initialized
     # in (Ray Train workers with the profiler on): profiling goes on, and so does training
     r"ERROR: External init callback must run in same thread as registerClient\b",
@@ -1690,6 +1692,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
+            # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
+            r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # (indented too: a launcher or a commit message quoting the usage error)
             r"^\s*\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
             # megatron-core's TransformerConfig refusing a CUDA-graph flag combination ("Transformer
