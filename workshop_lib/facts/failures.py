@@ -372,6 +372,11 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"meta_optimizer\.cc:\d+\] layout failed: ",
     # SHARP with no Aggregation Manager to reach: NCCL goes on without in-network reductions
     r"Failed to connect to Aggregation Manager \(sharp_am\)",
+    # ... in its other wordings: libsharp's "No Aggregation Manager (sharp_am) detected", NCCL's SHARP
+    # plugin unable to create its job, and NCCL saying it goes on over point-to-point instead
+    r"No Aggregation Manager \(sharp_am\) detected",
+    r"SHARP coll init error: Cannot create SHArP job",
+    r"Cannot initialize CollNet, using point-to-point network instead",
     # NCCL's socket connect timing out once and retrying ("retrying (1/34) after sleep for 100 msec"):
     # NCCL later printed it at INFO (NVIDIA/nccl#1618); connects that run out of retries fail with
     # their own error lines
@@ -384,11 +389,6 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # Inductor's max-autotune trying a kernel config that needs more shared memory than the GPU has:
     # it prints the error and "Ignoring this choice.", and takes the next config
     r"^(?:\[rank\d+\]:)?No valid triton configs\. OutOfMemoryError: out of resource: ",
-    # ... in its other wordings: libsharp's "No Aggregation Manager (sharp_am) detected", NCCL's SHARP
-    # plugin unable to create its job, and NCCL saying it goes on over point-to-point instead
-    r"No Aggregation Manager \(sharp_am\) detected",
-    r"SHARP coll init error: Cannot create SHArP job",
-    r"Cannot initialize CollNet, using point-to-point network instead",
     # Google's FastSocket NCCL plugin (GCE): no CPU to pin a flow's interrupts to, and its bounded
     # retries of one flow's accept/connect before it connects (it prints "Connected after N retries")
     r"net_fastsocket\.cc:\d+ NCCL WARN (?:Cannot get incoming CPU\.|Maximum retry reached for (?:accept|connect) \d+\.)",
@@ -420,6 +420,7 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"\"Eviction manager: failed to get summary stats\" err=\"failed to get node info: node \\\"[^\"\\]+\\\" not found\"",
 )
 
+_BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
 # IPv4; followed by failed connects it is the name that does not resolve (meta-pytorch/monarch#1571).
@@ -427,13 +428,13 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
     # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
-    ("shm_too_small", r"\bin ncclShmOpen\(", r"\bSIGBUS\b|\bBus error\b"),
+    ("shm_too_small", r"\bin ncclShmOpen\(", _BUS_ERROR),
     # ... and the same in a stripped library, where UCX's or a crash handler's backtrace names only
     # NCCL's exported functions ("2 0x000000000007587d ncclGroupEnd()  ???:0") or libnccl.so itself
     (
         "shm_too_small",
         r"^\s*\d+ 0x[0-9a-f]+ nccl\w+\(\)  \?\?\?:\d|/libnccl\.so[.\d]*:\d",
-        r"\bSIGBUS\b|\bBus error\b",
+        _BUS_ERROR,
     ),
     # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
     # rendezvous of process 0's coordinator) running out of time
@@ -1690,11 +1691,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
-            # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
-            # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has)
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
-            # (indented too: a launcher or a commit message quoting the usage error)
+            # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
+            # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has),
+            # indented too (a launcher or a commit message quoting the usage error)
             r"^\s*\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
             # megatron-core's TransformerConfig refusing a CUDA-graph flag combination ("Transformer
             # engine's RNG tracker is required for cudagraphs", "full recompute is only supported with

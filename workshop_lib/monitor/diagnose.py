@@ -504,8 +504,8 @@ class _Scan:
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
         self.nan_outside_validation = False
-        # rank -> the line of a traceback the framework reported as handled: its exception line is next
-        self.handled_traceback: dict[str, list[int]] = {}  # per rank, the starts not yet ended
+        # rank -> the lines of tracebacks reported as handled whose exception line has not come yet
+        self.handled_traceback: dict[str, list[int]] = {}
         self.corroborated: set[str] = set()
         # DeepSpeed's launcher killing the ranks (its first line), and whether any other error-like
         # line was seen: a kill with nothing else is a rank that died silently (F.LAUNCHER_KILL_PATTERN)
@@ -564,10 +564,7 @@ class _Scan:
             if (
                 "failed with: Traceback" in line or "Exception ignored in" in line
             ) and _HANDLED_TRACEBACK.search(line):
-                starts = self.handled_traceback.setdefault(_rank_of(line), [])
-                while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
-                    starts.pop(0)  # a start whose exception line never came (bounded, too)
-                starts.append(number)
+                self._handled_starts(_rank_of(line), number).append(number)
                 return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
@@ -628,6 +625,14 @@ class _Scan:
             if F.INTER_NODE_HOP in line:  # older NCCLs' "Ring 01 : 3 -> 10 [send] via NET/..."
                 self.inter_node_hops = True
 
+    def _handled_starts(self, rank: str, number: int) -> list[int]:
+        """The rank's handled-traceback starts still open at line ``number`` (older ones expire:
+        their exception line never came within F.HANDLED_TRACEBACK_LINES)."""
+        starts = self.handled_traceback.setdefault(rank, [])
+        while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
+            starts.pop(0)
+        return starts
+
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
         if len(self.unrecognised) >= F.UNRECOGNISED_MAX:
             self.other_error_like = True  # more than a launcher's kills, surely
@@ -637,9 +642,7 @@ class _Scan:
         if _BENIGN.search(line) or _NOT_ERROR_LIKE.search(line):
             return
         rank = _rank_of(line)
-        starts = self.handled_traceback.get(rank)
-        while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
-            starts.pop(0)
+        starts = self._handled_starts(rank, number)
         if starts:
             starts.pop(0)
             return  # the exception that ends a traceback reported as handled
