@@ -863,7 +863,7 @@ def test_colour_codes_do_not_hide_an_error():
 
 def test_the_twenty_third_batchs_wording_families():
     cases = {
-        "[rank0]:[W522 18:53:00.7 CUDACachingAllocator.cpp:495] expandable_segments: memory mapping failed with OOM on device 0 while trying to map 20971520 bytes": "cuda_oom",
+        # (the expandable-segment warning alone is no longer one: the sixty-first batch's test)
         "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62": "cuda_oom",
         "Warning: Detected a GPU pending row remap for GPU ID 7, please re-boot this node": "gpu_xid_error",
         "    message: 'couldn''t assign flavors to pod set main: insufficient quota for cpu": "pod_pending_insufficient_resources",
@@ -1917,3 +1917,56 @@ def test_the_sixtieth_batchs_wording_families():
     v = verdict([gib])
     assert v.primary is None and not v.unrecognised
     assert verdict(["/opt/run.sh: line 3: torchrun: command not found"]).unrecognised
+
+
+def test_the_sixty_first_batchs_wording_families():
+    """The allocator's expandable-segment warning is memory trouble only when the process then dies;
+    the driver API's out-of-memory and 'X is incompatible with Y' are named; Ray's missing metrics
+    agent is benign; a traceback that is a logging record's message was handled."""
+    warn = (
+        "[rank0]:[rank0]:[W519 17:21:25.778978657 CUDACachingAllocator.cpp:495] expandable_segments: memory "
+        "mapping failed with OOM on device 0 while trying to map 20971520 bytes (free: 16318464, total: 191503138816)."
+    )
+    step = (
+        "[rank0]:[titan] 2026-05-19 17:21:38,192 - root - INFO - step: 10  loss: 10.01193  grad_norm: 28.6250"
+    )
+    done = "[rank0]:[titan] 2026-05-19 17:21:40,192 - root - INFO - Training completed"
+    v = verdict([warn, warn, step, done])
+    assert v.primary is None and not v.unrecognised
+    died = "  traceback : Signal 6 (SIGABRT) received by PID 1005501"
+    v = verdict([warn, step, died])
+    assert v.primary == "cuda_oom" and v.findings[0].line_number == 1
+    v = verdict(
+        [
+            warn,
+            "[rank0]:[E519 19:52:14] Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was encountered",
+        ]
+    )
+    assert v.primary == "cuda_oom"
+    _assert_named(
+        {
+            "[rank0]:[rank0]: RuntimeError: CUDA driver error: out of memory": "cuda_oom",
+            "ValueError: Unsloth is incompatible with DeepSpeed ZeRO-3": "train_flags_invalid",
+        }
+    )
+    # "incompatible" in another exception is not a flags refusal
+    other = verdict(["RuntimeError: this CUDA driver version is incompatible with the CUDA runtime version"])
+    assert other.primary != "train_flags_invalid"
+    _assert_benign(
+        [
+            '(RegistryActor pid=1683939) {"asctime":"2026-02-13 02:47:02,310","levelname":"E","message":"Failed to '
+            "establish connection to the metrics exporter agent. Metrics will not be exported. Exporter agent status: "
+            'RpcError: Running out of retries to initialize the metrics agent. rpc_code: 14","filename":"core_worker_process.cc","lineno":825}'
+        ]
+    )
+    logged = [
+        "(Worker pid=1) ERROR:2025-11-19 19:14:17,826:Traceback (most recent call last):",
+        '(Worker pid=1)   File "/app/env.py", line 266, in extract',
+        "(Worker pid=1)     raise ValueError(f'step {i} - extract action failed')",
+        "(Worker pid=1) ValueError: step 3 - extract action failed",
+    ]
+    v = verdict(logged)
+    assert v.primary is None and not v.unrecognised
+    # the same traceback printed by Python itself (uncaught) is a failure
+    plain = [line.replace("ERROR:2025-11-19 19:14:17,826:", "") for line in logged]
+    assert verdict(plain).unrecognised

@@ -168,8 +168,16 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # megatron.core.fusions.fused_bias_geglu failed with: Traceback ..." for an optional symbol a
 # Megatron release lacks, and goes on. Python's own "Exception ignored in: <function
 # _MultiProcessingDataLoaderIter.__del__ ...>" says the same of an exception raised in a finalizer
-# or a callback: printed, then ignored. The exception line that ends each (per rank) is no failure.
-HANDLED_TRACEBACK_PATTERN = r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
+# or a callback: printed, then ignored. A traceback that is the *message* of a logging record
+# ("ERROR:root:Traceback ...", "ERROR:2025-11-19 19:14:17,826:Traceback ...": logging's
+# LEVEL:name:message format, as logger.error(traceback.format_exc()) prints it) was caught by the
+# program, which logged it and went on; an uncaught one is printed by Python itself, with no level
+# before it (a program that logs and then re-raises prints the second traceback plainly).
+# The exception line that ends each (per rank) is no failure.
+HANDLED_TRACEBACK_PATTERN = (
+    r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
+    r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
+)
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
 # A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
 # after it, is evaluation's own fault (an empty or broken eval batch, a bug in the eval path), not a
@@ -418,6 +426,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"\"Failed to read data from checkpoint\" err=\"checkpoint is not found\"",
     r"eviction manager: failed to check if we have separate container filesystem\. Ignoring\.",
     r"\"Eviction manager: failed to get summary stats\" err=\"failed to get node info: node \\\"[^\"\\]+\\\" not found\"",
+    # Ray's core workers finding no metrics agent to export to (a cluster started without the
+    # dashboard's agent): logged at error level by every actor, and nothing else depends on it
+    r"Failed to establish connection to the metrics exporter agent\. Metrics will not be exported\b",
 )
 
 _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
@@ -435,6 +446,16 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         "shm_too_small",
         r"^\s*\d+ 0x[0-9a-f]+ nccl\w+\(\)  \?\?\?:\d|/libnccl\.so[.\d]*:\d",
         _BUS_ERROR,
+    ),
+    # The caching allocator's expandable segments failing to map more memory: a warning, after which
+    # it frees its cache and retries. A run that then trains on and finishes printed it too (torchtitan
+    # run69: 37 retries, then "Training completed"); made a finding by the process dying after it
+    # (a SIGABRT with no OutOfMemoryError line, a CUDA error, the launcher's failed exit code)
+    (
+        "cuda_oom",
+        r"expandable_segments: memory mapping failed with OOM",
+        r"Signal \d+ \(SIG[A-Z]+\) received by PID|\bexitcode\s*:\s*-?[1-9]|terminate called after throwing"
+        r"|\bCUDA error: |Fatal Python error|Aborted \(core dumped\)",
     ),
     # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
     # rendezvous of process 0's coordinator) running out of time
@@ -897,10 +918,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (not Triton's "OutOfMemoryError: out of resource: <kernel> Required: N Hardware limit: M",
             # a kernel config asking for more shared memory than an SM has: no GPU memory ran out)
             r"(?<!ray\.exceptions\.)OutOfMemoryError(?!: out of resource: )",
-            r"CUDA [Ee]rror: out of memory",
-            # the caching allocator's expandable segments failing to map more memory (it retries, then
-            # the rank aborts: SIGABRT, no OutOfMemoryError line)
-            r"expandable_segments: memory mapping failed with OOM",
+            r"CUDA (?:driver )?[Ee]rror: out of memory",  # the driver API's, from a kernel launcher too
             r"CUBLAS_STATUS_ALLOC_FAILED",
             # the other CUDA libraries' allocation statuses (DALI's nvJPEG decoder out of device memory:
             # "NVJPEG error "5" : NVJPEG_STATUS_ALLOCATOR_FAILURE"; cuDNN, cuFFT, cuSOLVER, cuSPARSE)
@@ -1690,7 +1708,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
-            r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) not (?:yet )?(?:compatible|supported) with ",
+            r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
