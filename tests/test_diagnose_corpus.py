@@ -1970,3 +1970,26 @@ def test_the_sixty_first_batchs_wording_families():
     # the same traceback printed by Python itself (uncaught) is a failure
     plain = [line.replace("ERROR:2025-11-19 19:14:17,826:", "") for line in logged]
     assert verdict(plain).unrecognised
+
+
+def test_the_sixty_second_batchs_wording_families():
+    """Megatron's check_checkpoint_args traceback cut before its message is a checkpoint mismatch;
+    Ray's raylet warning of a nearly full disk is disk_full only when the Ray job then fails."""
+    frames = [
+        "[rank0]: Traceback (most recent call last):",
+        '[rank0]:   File "/workspace/Megatron-LM/megatron/training/checkpointing.py", line 804, in load_checkpoint',
+        "[rank0]:     check_checkpoint_args(checkpoint_args)",
+        '[rank0]:   File "/workspace/Megatron-LM/megatron/training/checkpointing.py", line 78, in check_checkpoint_args',
+        "[rank0]:     _compare('add_position_embedding', default=True)",
+    ]
+    assert verdict(frames).primary == "checkpoint_mismatch"
+    # the call site alone (a frame *calling* it, as in load_checkpoint above) is not enough
+    assert verdict(frames[:3]).primary != "checkpoint_mismatch"
+    full = (
+        "(raylet) [2025-05-12 21:22:29,122 E 47346 47378] file_system_monitor.cc:116: /tmp/ray/session_x is over "
+        "95% full, available space: 1.09616 GB; capacity: 1984.68 GB. Object creation will fail if spilling is required."
+    )
+    failed = "Status message: Job entrypoint command failed with exit code 1, last available logs (truncated to 20,000 chars):"
+    assert verdict([failed, full]).primary == "disk_full"
+    alone = verdict([full, "(RayTrainWorker pid=1) step: 12 loss: 2.31"])
+    assert alone.primary is None and not alone.unrecognised

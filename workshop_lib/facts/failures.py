@@ -457,6 +457,13 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"Signal \d+ \(SIG[A-Z]+\) received by PID|\bexitcode\s*:\s*-?[1-9]|terminate called after throwing"
         r"|\bCUDA error: |Fatal Python error|Aborted \(core dumped\)",
     ),
+    # Ray's raylet warning that its session or spill directory's disk is over 95% full (it goes on:
+    # objects spill elsewhere or fit), made a finding by the Ray job then failing
+    (
+        "disk_full",
+        r"\bis over \d+% full, available space: ",
+        r"\bJob entrypoint command failed with exit code [1-9]",
+    ),
     # JAX/XLA's distributed initialize: a task's registration with the coordination service (the
     # rendezvous of process 0's coordinator) running out of time
     (
@@ -1312,6 +1319,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Megatron-LM's check_checkpoint_args on a legacy checkpoint (padded_vocab_size, num_layers,
             # hidden_size, tensor/pipeline sizes...)
             r"\w+ value from checkpoint \(.*\) is not equal to the input argument value",
+            # ... or its traceback alone, cut before that message: a frame in check_checkpoint_args
+            # shows only when one of its _compare asserts failed (it raises nothing else)
+            r"checkpointing\.py\", line \d+, in check_checkpoint_args$",
             # DeepSpeed's ZeRO optimizer state saved at another data-parallel size (runtime/engine.py
             # _load_zero_checkpoint); the exception's name may stand alone on the line before
             r"checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
