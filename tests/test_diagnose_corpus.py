@@ -1993,3 +1993,20 @@ def test_the_sixty_second_batchs_wording_families():
     assert verdict([failed, full]).primary == "disk_full"
     alone = verdict([full, "(RayTrainWorker pid=1) step: 12 loss: 2.31"])
     assert alone.primary is None and not alone.unrecognised
+
+
+def test_the_sixty_third_batchs_wording_families():
+    """NCCL's failed device calloc is out of GPU memory; Hydra's missing config and a value outside a
+    config Enum are flags errors (but not any ValueError that says 'is not a valid')."""
+    _assert_named(
+        {
+            "localhost: [rank0]: Failed to CUDA calloc async 4 bytes": "cuda_oom",
+            "hydra.errors.MissingConfigException: In 'gsm8k_multiturn_grpo': Could not load 'ppo_trainer'.": (
+                "train_flags_invalid"
+            ),
+            "[rank0]:[rank0]: ValueError: 'mxfp8_cublas' is not a valid MXFP8TrainingRecipe": "train_flags_invalid",
+        }
+    )
+    assert verdict(["ValueError: 'abc' is not a valid path on this node, see the docs"]).primary != (
+        "train_flags_invalid"
+    )

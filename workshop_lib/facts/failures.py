@@ -927,6 +927,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?<!ray\.exceptions\.)OutOfMemoryError(?!: out of resource: )",
             r"CUDA (?:driver )?[Ee]rror: out of memory",  # the driver API's, from a kernel launcher too
             r"CUBLAS_STATUS_ALLOC_FAILED",
+            # NCCL's own device allocation failing (cudaMallocAsync of its buffers): the GPU is full,
+            # often of another job's memory
+            r"\bFailed to CUDA calloc(?: async)? \d+ bytes",
             # the other CUDA libraries' allocation statuses (DALI's nvJPEG decoder out of device memory:
             # "NVJPEG error "5" : NVJPEG_STATUS_ALLOCATOR_FAILURE"; cuDNN, cuFFT, cuSOLVER, cuSPARSE)
             r"\b(?:NVJPEG_STATUS_ALLOCATOR_FAILURE|CUDNN_STATUS_ALLOC_FAILED|CUFFT_ALLOC_FAILED"
@@ -1721,6 +1724,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
+            # ... Hydra finding no config group or file the recipe names, and a value outside a
+            # config field's Enum ("'mxfp8_cublas' is not a valid MXFP8TrainingRecipe")
+            r"\bhydra\.errors\.MissingConfigException: ",
+            r"ValueError: '[^']{1,80}' is not a valid [A-Z]\w+$",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has),
             # indented too (a launcher or a commit message quoting the usage error)
