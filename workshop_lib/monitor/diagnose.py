@@ -562,7 +562,9 @@ class _Scan:
                     self._add("nan_loss", number, line)
                     return
             if (
-                "failed with: Traceback" in line or "Exception ignored in" in line or ":Traceback (most" in line
+                "failed with: Traceback" in line
+                or "Exception ignored in" in line
+                or ":Traceback (most" in line
             ) and _HANDLED_TRACEBACK.search(line):
                 self._handled_starts(_rank_of(line), number).append(number)
                 return
