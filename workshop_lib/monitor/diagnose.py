@@ -273,6 +273,10 @@ def _seq_literals(items: list) -> set[str] | None:
     return best if min(len(x) for x in best) >= 3 else None
 
 
+# The handled-traceback check's cheap pre-test, derived from its pattern so the two cannot drift
+_HANDLED_LITERALS = tuple(_required_literals(F.HANDLED_TRACEBACK_PATTERN) or ("",))  # "": every line
+
+
 # Targets of a gate: ("sig", index into _SIGS patterns) or one of the named checks below.
 _GATES: dict[str, set[tuple[str, int]]] = {}
 _UNGATED: set[tuple[str, int]] = set()
@@ -561,11 +565,7 @@ class _Scan:
                 if m and float(m.group(1)) < F.FAIRSEQ_LOSS_SCALE_COLLAPSE:
                     self._add("nan_loss", number, line)
                     return
-            if (
-                "failed with: Traceback" in line
-                or "Exception ignored in" in line
-                or ":Traceback (most" in line
-            ) and _HANDLED_TRACEBACK.search(line):
+            if any(lit in line for lit in _HANDLED_LITERALS) and _HANDLED_TRACEBACK.search(line):
                 self._handled_starts(_rank_of(line), number).append(number)
                 return
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
