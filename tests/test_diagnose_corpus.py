@@ -2010,3 +2010,24 @@ def test_the_sixty_third_batchs_wording_families():
     assert verdict(["ValueError: 'abc' is not a valid path on this node, see the docs"]).primary != (
         "train_flags_invalid"
     )
+
+
+def test_the_sixty_fourth_batchs_wording_families():
+    """A collective that "raised the following async exception: ... remote process exited" names its
+    timeout only as a parameter ("Timeout(ms)=60000"): it failed because a peer died, not because it
+    timed out; a watchdog that reports a collective that really timed out stays nccl_timeout."""
+    peer_gone = (
+        "[rank0]:[E722 08:55:15.721744728 ProcessGroupNCCL.cpp:542] [Rank 0] Collective WorkNCCL(SeqNum=7, "
+        "OpType=ALLREDUCE, NumelIn=64, NumelOut=64, Timeout(ms)=60000) raised the following async "
+        "exception: NCCL error: remote process exited or there was a network error, NCCL version 2.21.5"
+    )
+    assert verdict([peer_gone]).primary == "nccl_peer_connection_closed"
+    timed_out = (
+        "[rank3]:[E1022 03:18:42.078 ProcessGroupNCCL.cpp:632] [Rank 3] Watchdog caught collective operation "
+        "timeout: WorkNCCL(SeqNum=34, OpType=ALLGATHER, Timeout(ms)=600000) ran for 600050 milliseconds "
+        "before timing out."
+    )
+    assert verdict([timed_out]).primary == "nccl_timeout"
+    assert verdict(
+        ["[E ProcessGroupNCCL.cpp:475] [Rank 1] Timed out waiting for the NCCL store"]
+    ).primary == ("nccl_timeout")
