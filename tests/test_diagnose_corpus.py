@@ -2031,3 +2031,29 @@ def test_the_sixty_fourth_batchs_wording_families():
     assert verdict(
         ["[E ProcessGroupNCCL.cpp:475] [Rank 1] Timed out waiting for the NCCL store"]
     ).primary == ("nccl_timeout")
+
+
+def test_the_sixty_fifth_batchs_wording_families():
+    """c10d's EADDRINUSE fields on a wrapped line, megatron-core's "data_parallel_size (1) is not
+    divisible by expert_model_parallel_size", and a bare assert on a flag in validate_args. A weak
+    line is corroborated only by its own pair's other line: an assert on a flag with a message (an
+    unknown failure in the corpus) is not made train_flags_invalid by the bare-AssertionError rule
+    of the learning-rate scheduler's pair."""
+    _assert_named(
+        {
+            "local network address. port: 29500, useIpv6: false, code: -98, name: EADDRINUSE,": "master_port_in_use",
+            "RuntimeError: data_parallel_size (1) is not divisible by expert_model_parallel_size ": (
+                "parallelism_config_invalid"
+            ),
+        }
+    )
+    frame = '  File "/w/Megatron-LM/megatron/training/arguments.py", line 282, in validate_args'
+    assert verdict([frame, "    assert not args.bf16", "AssertionError"]).primary == "train_flags_invalid"
+    with_message = [
+        '  File "/w/Megatron-DeepSpeed/megatron/training.py", line 842, in build_train_valid_test',
+        "    assert args.train_samples is None, \\",
+        "AssertionError: only backward compatiblity support for iteration-based training",
+    ]
+    assert verdict(with_message).primary != "train_flags_invalid"
+    parallel = [frame, "    assert args.pipeline_model_parallel_size > 1", "AssertionError"]
+    assert verdict(parallel).primary != "train_flags_invalid"

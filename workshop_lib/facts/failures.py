@@ -509,6 +509,14 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"^\s*assert\s+self\.(?:(?:lr_)?(?:decay|warmup)_steps|wsd_decay_steps|(?:min|max|init)_lr|(?:start|end)_wd)\b",
         r"\bAssertionError\b",
     ),
+    # ... a bare assert on one of the parsed flags (Megatron's validate_args: "assert not args.bf16"
+    # when --fp16 is also set), whose AssertionError carries no message; one about parallel sizes or
+    # batch sizes is left to those labels' own rules
+    (
+        "train_flags_invalid",
+        r"^\S*\s*assert\s+\(?(?:not\s+)?args\.(?!\w*(?:parallel|world_size|batch))\w+",
+        r"^\S*\s*AssertionError\s*$",
+    ),
     # ... and an average over a split that has no samples (dividing by its length)
     (
         "dataset_too_small",
@@ -880,6 +888,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # c10d's TCPStore server (torchrun's agent on the master node); real run: a port already
             # listened on by another process (tests/test_fault_injection.py)
             r"server socket has failed to listen on any local network address.*EADDRINUSE",
+            # ... whose message is often wrapped before its fields ("port: 29500, useIpv6: false,
+            # code: -98, name: EADDRINUSE"): only c10d's socket error prints errno 98 in this form
+            r"\bcode: -98, name: EADDRINUSE\b",
             # older torch names errno 98 per address ("failed to bind to [::]:29500 (errno: 98 -
             # Address already in use)"), often wrapped across lines; Python's own OSError wording
             r"failed to bind to \S+ \(errno: 98\b",
@@ -1135,6 +1146,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the kit's trainer (workshop_lib/train/arguments.py)
             r"world size \d+ is not divisible by tensor x pipeline x context parallel",
             r"is not divisible by --(tensor|pipeline|context|expert)-model-parallel-size \d+",
+            # megatron-core's parallel_state names the sizes as variables ("data_parallel_size (1) is
+            # not divisible by expert_model_parallel_size")
+            r"\b(?:data|tensor|pipeline|context|expert)_(?:model_)?parallel_size \(\d+\) is not divisible by",
             r"--num-layers \d+ does not split into \d+ pipeline stages",
             r"--data-parallel-size \d+ does not match world size",
             r"expert parallel \d+ x expert tensor parallel \d+ exceeds the \d+ ranks",

@@ -504,13 +504,15 @@ class _Scan:
         self.succeeded: int | None = None
         self.first_retry: int | None = None  # the first report of a failed attempt that is retried
         self.recovered: int | None = None  # the last sign that an attempt got its workers
-        self.weak: dict[str, tuple[int, str]] = {}  # label -> its first weak line
+        # F.CORROBORATED_SIGNS: pair index -> its first weak line, and the pairs whose other line came
+        # (per pair, not per label: one pair's corroboration says nothing of another's weak line)
+        self.weak: dict[int, tuple[int, str]] = {}
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
         self.nan_outside_validation = False
         # rank -> the lines of tracebacks reported as handled whose exception line has not come yet
         self.handled_traceback: dict[str, list[int]] = {}
-        self.corroborated: set[str] = set()
+        self.corroborated: set[int] = set()
         # DeepSpeed's launcher killing the ranks (its first line), and whether any other error-like
         # line was seen: a kill with nothing else is a rank that died silently (F.LAUNCHER_KILL_PATTERN)
         self.launcher_kill: tuple[int, str] | None = None
@@ -689,11 +691,11 @@ class _Scan:
 
     def _weak(self, line: str, number: int, pairs: Iterable[int]) -> None:
         for i in pairs:
-            label, rx, other = _WEAK[i]
+            _, rx, other = _WEAK[i]
             if rx.search(line):
-                self.weak.setdefault(label, (number, line))
+                self.weak.setdefault(i, (number, line))
             elif other.search(line):
-                self.corroborated.add(label)
+                self.corroborated.add(i)
 
     def _iteration(self, line: str, number: int) -> None:
         rec = parse_iteration_line(line)
@@ -952,9 +954,11 @@ class _Scan:
         self._stuck_locks()
         if not self._found_error():
             self._unwrap_tail()
-        for label, (number, line) in self.weak.items():
-            if label in self.corroborated:
-                self._add(label, number, line)
+        named: set[str] = set()
+        for i, (number, line) in sorted(self.weak.items(), key=lambda item: item[1][0]):
+            if i in self.corroborated and _WEAK[i][0] not in named:
+                named.add(_WEAK[i][0])
+                self._add(_WEAK[i][0], number, line)
         self._validation_only_nan()
         self._skipping()
         self._silent_kill()
