@@ -2057,3 +2057,16 @@ def test_the_sixty_fifth_batchs_wording_families():
     assert verdict(with_message).primary != "train_flags_invalid"
     parallel = [frame, "    assert args.pipeline_model_parallel_size > 1", "AssertionError"]
     assert verdict(parallel).primary != "train_flags_invalid"
+
+
+def test_the_sixty_seventh_batchs_wording_families():
+    """transformers' ExplicitEnum refusing a flag's value (unquoted, then the choices) is a flags
+    error, like the quoted form the sixty-third batch brought."""
+    line = (
+        " ValueError: fsdp2 is not a valid FSDPOption, please select one of ['full_shard', "
+        "'shard_grad_op', 'no_shard', 'hybrid_shard', 'hybrid_shard_zero2', 'offload', 'auto_wrap']"
+    )
+    assert verdict([line]).primary == "train_flags_invalid"
+    assert (
+        verdict(["ValueError: x is not a valid Path, please check the docs"]).primary != "train_flags_invalid"
+    )

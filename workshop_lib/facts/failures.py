@@ -1741,9 +1741,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... Hydra finding no config group or file the recipe names, and a value outside a
-            # config field's Enum ("'mxfp8_cublas' is not a valid MXFP8TrainingRecipe")
+            # config field's Enum ("'mxfp8_cublas' is not a valid MXFP8TrainingRecipe"; transformers'
+            # ExplicitEnum leaves the value unquoted and lists the choices: "fsdp2 is not a valid
+            # FSDPOption, please select one of [...]")
             r"\bhydra\.errors\.MissingConfigException: ",
             r"ValueError: '[^']{1,80}' is not a valid [A-Z]\w+$",
+            r"ValueError: \S{1,80} is not a valid [A-Z]\w+, please select one of \[",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has),
             # indented too (a launcher or a commit message quoting the usage error)
