@@ -955,7 +955,7 @@ class _Scan:
         if not self._found_error():
             self._unwrap_tail()
         named: set[str] = set()
-        for i, (number, line) in sorted(self.weak.items(), key=lambda item: item[1][0]):
+        for i, (number, line) in self.weak.items():  # in the order of their lines, as _weak saw them
             if i in self.corroborated and _WEAK[i][0] not in named:
                 named.add(_WEAK[i][0])
                 self._add(_WEAK[i][0], number, line)
