@@ -2069,3 +2069,30 @@ def test_the_sixty_seventh_batchs_wording_families():
     assert (
         verdict(["ValueError: x is not a valid Path, please check the docs"]).primary != "train_flags_invalid"
     )
+
+
+def test_the_sixty_eighth_batchs_wording_families():
+    """HAMi's vGPU quota refusing an allocation is a GPU out of memory; the source line of Megatron's
+    layers-per-stage assert is a parallel layout error when the message line is cut off (a batch-size
+    assert against a parallel size is not); Ray's "Worker exit type: SYSTEM_ERROR" is shown as a
+    failure, not named, since Ray lists three possible causes itself."""
+    hami = "[HAMI-core ERROR (pid:30 thread=140382094939712 allocator.c:53)]: Device 0 OOM 3171158016 / 3145728000"
+    assert verdict([hami]).primary == "cuda_oom"
+    assert verdict(["[HAMI-core Msg(30:140387636202368:libvgpu.c:855)]: Initialized"]).findings == []
+    layers = "[rank14]:     assert num_layers % args.transformer_pipeline_model_parallel_size == 0, \\"
+    assert verdict([layers]).primary == "parallelism_config_invalid"
+    batch = "    assert args.global_batch_size % args.data_parallel_size == 0"
+    assert verdict([batch]).primary != "parallelism_config_invalid"
+    ray = (
+        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
+        "detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some "
+        "potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage."
+    )
+    v = verdict([ray])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [ray]
+    assert (
+        verdict(
+            ["Worker exit type: INTENDED_USER_EXIT Worker exit detail: Worker exits by an user request."]
+        ).unrecognised
+        == []
+    )

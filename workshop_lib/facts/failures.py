@@ -322,6 +322,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce ...")
     r"\d: E [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
     r"\d: F [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
+    # Ray's report of a worker that died of something other than its own clean exit ("The actor is
+    # dead because its worker process has died. Worker exit type: SYSTEM_ERROR ... There are some
+    # potential root causes. (1) ... OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"): it
+    # names three causes itself, so it is a failure to show, not one to name
+    r"\bWorker exit type: (?:SYSTEM_ERROR|USER_ERROR)\b",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -977,6 +982,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # twin is host memory)
             r"\bcudaMalloc(?:Async)? failed: out of memory\b",
             r"\bOOM when allocating tensor\b.*(?:device:GPU:\d+|by allocator GPU_\d+_bfc)",
+            # HAMi's vGPU interceptor (GPU sharing on Kubernetes) refusing an allocation past the pod's
+            # nvidia.com/gpumem quota ("Device 0 OOM 3171158016 / 3145728000"): the memory that ran
+            # out is the pod's share, however much the card still has free
+            r"\[HAMI-core ERROR[^\]]*\]: Device \d+ OOM \d+ / \d+",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -1165,6 +1174,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # megatron-core's parallel_state checks of derived sizes ("Expert data parallel size should
             # be divisible by partial DistOpt shard factor")
             r"\bparallel size (?:should|must) be divisible by",
+            # the failing assert's own source line, as a traceback quotes it when the message line is
+            # cut off (Megatron's validate_args: "assert num_layers %
+            # args.transformer_pipeline_model_parallel_size == 0, \"): layers, heads or the world size
+            # against a parallel size (a batch size against one is batch_size_not_divisible's)
+            r"^\S*\s*assert\s+\(?(?:args\.)?(?:\w*num_layers|num_attention_heads|num_query_groups|world_size)\w*"
+            r"\s*%\s*\(?(?:args\.)?\w*(?:tensor|pipeline|context|expert)_model_parallel_size\w*\)?\s*==\s*0\b",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
         "layers vs pipeline stages, heads vs tensor parallel size).",
