@@ -2096,3 +2096,20 @@ def test_the_sixty_eighth_batchs_wording_families():
         ).unrecognised
         == []
     )
+
+
+def test_the_sixty_ninth_batchs_wording_families():
+    """Azure's allocator out of capacity for a GPU VM size is a scheduling failure for want of GPUs;
+    JAX's GPU backend failing to start is shown as a failure (it goes on on the CPU), not passed as
+    healthy."""
+    azure = (
+        '10:23:28          "message": "Allocation failed. We do not have sufficient capacity for the requested '
+        'VM size in this region. Read more about improving likelihood of allocation success at http://aka.ms/x"'
+    )
+    assert verdict([azure]).primary == "pod_pending_insufficient_resources"
+    jax = (
+        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute("
+        " &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED"
+    )
+    v = verdict([jax])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [jax]

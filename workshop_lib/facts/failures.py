@@ -327,6 +327,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # potential root causes. (1) ... OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"): it
     # names three causes itself, so it is a failure to show, not one to name
     r"\bWorker exit type: (?:SYSTEM_ERROR|USER_ERROR)\b",
+    # JAX whose GPU backend could not start ("CUDA backend failed to initialize: ...
+    # CUDA_ERROR_NOT_INITIALIZED"): it says so at warning level and carries on on the CPU, so a
+    # multi-host GPU job lists CpuDevice where its GPUs should be
+    r"\bCUDA backend failed to initialize: ",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -1696,6 +1700,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # dstack's offers that all failed for want of capacity ("p5.48xlarge in aws/us-west-1:
             # NoCapacityError")
             r"\bNoCapacityError\b",
+            # Azure's allocator with no capacity left for the VM size in the region or zone (AKS node
+            # pools, aks-engine, Azure ML compute): "Allocation failed. We do not have sufficient
+            # capacity for the requested VM size in this region."
+            r"\bWe do not have sufficient capacity for the requested VM size\b",
             # Volcano's (and kube-batch's) gang scheduling: the PodGroup cannot get minAvailable pods
             # placed ("2/1 tasks in gang unschedulable: pod group is not ready", reason NotEnoughResources)
             r"\btasks in gang unschedulable\b",
