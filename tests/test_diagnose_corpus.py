@@ -2113,3 +2113,28 @@ def test_the_sixty_ninth_batchs_wording_families():
     )
     v = verdict([jax])
     assert v.primary is None and [u["line"] for u in v.unrecognised] == [jax]
+
+
+def test_the_seventieth_batchs_wording_families():
+    """DeepSpeed's refusals (ZeRO with its pipeline engine; a config path that is no file on this
+    node, read as base64), a check naming the environment variable an option needs, icefall's
+    pre-training OOM check, and NCCL 2.4's "Ring" hop lines, which say a run stayed on one node."""
+    _assert_named(
+        {
+            "ZeRO-2 and ZeRO-3 are incompatible with pipeline parallelism": "deepspeed_config_invalid",
+            "[rank13]:     config_decoded = base64.urlsafe_b64decode(config).decode('utf-8')": "deepspeed_config_invalid",
+            "RuntimeError: Using async gradient all reduce requires setting the environment variable "
+            "CUDA_DEVICE_MAX_CONNECTIONS to 1": "train_flags_invalid",
+            "2024-12-19 16:58:57,481 ERROR [train.py:1345] Your GPU ran out of memory with the current "
+            "max_duration setting. We recommend decreasing max_duration and trying again.": "cuda_oom",
+        }
+    )
+    fallback = [
+        "lufee:19773:20233 [0] misc/ibvwrap.cc:63 NCCL WARN Failed to open libibverbs.so[.1]",
+        "lufee:19773:20233 [0] NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0> [1]eth0:172.17.0.5<0>",
+    ]
+    assert verdict(fallback).primary == "nccl_socket_fallback"
+    one_node = "lufee:19773:20233 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via direct shared memory"
+    assert verdict([*fallback, one_node]).primary is None
+    across = "node1:1:1 [0] NCCL INFO Ring 00 : 3[3] -> 4[0] [send] via NET/Socket/0"
+    assert verdict([*fallback, one_node, across]).primary == "nccl_socket_fallback"

@@ -594,6 +594,9 @@ INTRA_NODE_HOPS: tuple[str, ...] = (
     " via P2P", " via SHM", " via direct shared memory", " via direct pointer", " via CUMEM",
 )  # fmt: skip
 INTER_NODE_HOP = " via NET/"
+# The lines that carry those hops: "Channel NN/MM :" in NCCL 2.7 and later, "Ring NN :" before
+# ("lufee:19773:20233 [0] NCCL INFO Ring 00 : 0[0] -> 1[1] via direct shared memory", NCCL 2.4)
+HOP_LINE_LITERALS: tuple[str, ...] = ("NCCL INFO Channel ", "NCCL INFO Ring ")
 NCCL_TESTS_RANK_PATTERN = r"^#\s+Rank\s+\d+ (?:Group\s+\d+ )?Pid\s+\d+ on\s+(\S+)\s+device\b"
 # Open MPI's mpirun gathers the output of every rank of every node, each line tagged with its rank
 # ("[1,3]<stdout>:", SageMaker's "[1,mpirank:3,algo-1]<stdout>:"), and NCCL's own prefix names the
@@ -990,6 +993,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # nvidia.com/gpumem quota ("Device 0 OOM 3171158016 / 3145728000"): the memory that ran
             # out is the pod's share, however much the card still has free
             r"\[HAMI-core ERROR[^\]]*\]: Device \d+ OOM \d+ / \d+",
+            # icefall's (k2's) check of its largest batches before training ("Your GPU ran out of memory
+            # with the current max_duration setting. We recommend decreasing max_duration ...")
+            r"\bYour GPU ran out of memory with the current \w+ setting\b",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -1124,6 +1130,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # transformers' from_pretrained refusing ZeRO-3 (which partitions the weights as they are
             # created) together with its own low-memory loading or a device_map
             r"DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`",
+            # DeepSpeed's pipeline engine refusing a ZeRO stage that partitions gradients
+            r"\bZeRO-\d(?: and ZeRO-\d)? (?:is|are) incompatible with pipeline parallelism\b",
+            # a --deepspeed_config that is no file on this node (written on the first node only): DeepSpeed
+            # then reads the string as a base64-encoded config, and decoding it fails
+            r"\bconfig_decoded = base64\.urlsafe_b64decode\(config\)",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
@@ -1809,6 +1820,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # torchrun refusing its own --nproc-per-node (Slurm's compressed SLURM_TASKS_PER_NODE,
             # "4(x2)", passed on as it is: a number, or gpu/cpu/auto, is what it takes)
             r"ValueError: Unsupported nproc_per_node value: ",
+            # a check that names the environment variable a chosen option needs (Megatron's
+            # validate_args: "Using async gradient all reduce requires setting the environment
+            # variable CUDA_DEVICE_MAX_CONNECTIONS to 1")
+            r"(?:Error|Exception): .*\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

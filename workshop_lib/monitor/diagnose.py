@@ -301,6 +301,8 @@ for _i, _p in enumerate(F.ERROR_LIKE_PATTERNS):
 _gate((p for sig in F.FAILURES for p in sig.unless), ("unless", 1))
 _gate((*F.SOLO_RANK_PATTERNS, *F.SHARED_RANK_PATTERNS), ("unless", 0))
 _gate((F.SINGLE_NODE_PATTERN, F.MULTI_NODE_PATTERN), ("unless", 0))
+for _literal in F.HOP_LINE_LITERALS:  # their " via " hops (F.INTRA_NODE_HOPS, F.INTER_NODE_HOP)
+    _GATES.setdefault(_literal, set()).add(("unless", 0))
 # nccl-tests' device table: its own literals ("Rank", "Pid", "device") are too common to gate on
 _GATES.setdefault("  Rank ", set()).add(("unless", 0))
 for _tag in ("]<stdout>:", "]<stderr>:"):  # mpirun's rank tags (F.MPI_TAGGED_HOST_PATTERN)
@@ -606,7 +608,7 @@ class _Scan:
                     self.healthy_seen.add(label)
 
     def _topology(self, line: str) -> None:
-        if "NCCL INFO Channel " in line or "nranks " in line:
+        if "nranks " in line or any(literal in line for literal in F.HOP_LINE_LITERALS):
             if _SHARED.search(line):
                 self.shared_ranks = True
             elif _SOLO.search(line):
