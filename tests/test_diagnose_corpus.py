@@ -2077,24 +2077,22 @@ def test_the_sixty_eighth_batchs_wording_families():
     assert against a parallel size is not); Ray's "Worker exit type: SYSTEM_ERROR" is shown as a
     failure, not named, since Ray lists three possible causes itself."""
     hami = "[HAMI-core ERROR (pid:30 thread=140382094939712 allocator.c:53)]: Device 0 OOM 3171158016 / 3145728000"
-    assert verdict([hami]).primary == "cuda_oom"
-    assert verdict(["[HAMI-core Msg(30:140387636202368:libvgpu.c:855)]: Initialized"]).findings == []
     layers = "[rank14]:     assert num_layers % args.transformer_pipeline_model_parallel_size == 0, \\"
-    assert verdict([layers]).primary == "parallelism_config_invalid"
+    _assert_named({hami: "cuda_oom", layers: "parallelism_config_invalid"})
     batch = "    assert args.global_batch_size % args.data_parallel_size == 0"
     assert verdict([batch]).primary != "parallelism_config_invalid"
-    ray = (
-        "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
-        "detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some "
-        "potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage."
+    _assert_unknown(
+        [
+            "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
+            "detail: Worker unexpectedly exits with a connection error code 2. End of file. There are some "
+            "potential root causes. (1) The process is killed by SIGKILL by OOM killer due to high memory usage."
+        ]
     )
-    v = verdict([ray])
-    assert v.primary is None and [u["line"] for u in v.unrecognised] == [ray]
-    assert (
-        verdict(
-            ["Worker exit type: INTENDED_USER_EXIT Worker exit detail: Worker exits by an user request."]
-        ).unrecognised
-        == []
+    _assert_benign(
+        [
+            "[HAMI-core Msg(30:140387636202368:libvgpu.c:855)]: Initialized",
+            "Worker exit type: INTENDED_USER_EXIT Worker exit detail: Worker exits by an user request.",
+        ]
     )
 
 
@@ -2106,13 +2104,13 @@ def test_the_sixty_ninth_batchs_wording_families():
         '10:23:28          "message": "Allocation failed. We do not have sufficient capacity for the requested '
         'VM size in this region. Read more about improving likelihood of allocation success at http://aka.ms/x"'
     )
-    assert verdict([azure]).primary == "pod_pending_insufficient_resources"
-    jax = (
-        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute("
-        " &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED"
+    _assert_named({azure: "pod_pending_insufficient_resources"})
+    _assert_unknown(
+        [
+            "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation gpuDeviceGetAttribute("
+            " &major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) failed: CUDA_ERROR_NOT_INITIALIZED"
+        ]
     )
-    v = verdict([jax])
-    assert v.primary is None and [u["line"] for u in v.unrecognised] == [jax]
 
 
 def test_the_seventieth_batchs_wording_families():
