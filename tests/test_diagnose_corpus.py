@@ -2136,3 +2136,33 @@ def test_the_seventieth_batchs_wording_families():
     assert verdict([*fallback, one_node]).primary is None
     across = "node1:1:1 [0] NCCL INFO Ring 00 : 3[3] -> 4[0] [send] via NET/Socket/0"
     assert verdict([*fallback, one_node, across]).primary == "nccl_socket_fallback"
+
+
+def test_the_seventy_first_batchs_wording_families():
+    """transformers' ZeRO inference check, a config field asked for in backquotes, a batch checked
+    against the world size, argparse's refusal after a `kubectl logs --timestamps` stamp, and
+    aws-ofi-nccl's "No eligible providers", which its SENDRECV fallback may follow with a provider."""
+    _assert_named(
+        {
+            "[rank0]: ValueError: ZeRO inference only makes sense with ZeRO Stage 3 - please adjust "
+            "your config": "deepspeed_config_invalid",
+            "ValueError: Please provide `model_name_or_path`.": "train_flags_invalid",
+            "2025-11-21T20:33:52.327595606Z [rank0]: ValueError: batch size(8) must be divisible by "
+            "world_size(3)!": "batch_size_not_divisible",
+            "2025-11-21T23:05:13.867590928Z launch_server.py: error: argument --attention-backend: "
+            "invalid choice: 'flashattn' (choose from triton, torch_native)": "train_flags_invalid",
+        }
+    )
+    # the stamp may precede the program's name, not a sentence quoting argparse's words
+    quoted = "2025-11-21T23:05:13Z the launcher said: error: argument --foo"
+    assert verdict([quoted]).primary != "train_flags_invalid"
+    found = [
+        "NET/OFI No eligible providers were found",
+        "NET/OFI Selected provider is cxi, fabric is cxi (found 4 nics)",
+        "NET/OFI Using transport protocol SENDRECV",
+        "Using network Libfabric",
+    ]
+    assert verdict(found).findings == []
+    # ... but when SENDRECV finds none either, the plugin's give-up lines name it
+    gave_up = [found[0], "NCCL WARN NET/OFI Unable to find a protocol that worked.  Failing initialization."]
+    assert verdict(gave_up).primary == "efa_provider_unavailable"

@@ -616,7 +616,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NET/OFI OFI fi_getinfo\(\) call failed",
             r"fi_getinfo: provider efa output empty list",
             r"EFA libfabric provider not detected",
-            r"NET/OFI No eligible providers",
+            # (not "NET/OFI No eligible providers were found": aws-ofi-nccl prints it when its first
+            # protocol, RDMA, finds no provider, then tries SENDRECV, which may well find one:
+            # "Selected provider is cxi ... Using transport protocol SENDRECV" on LUMI's Slingshot.
+            # When SENDRECV finds none either, the give-up lines below follow.)
             # aws-ofi-nccl's own give-up lines (src/nccl_ofi_net.cpp, nccl_net_ofi_create_plugin):
             # printed when neither the RDMA nor the SENDRECV protocol found a provider, i.e. with no
             # EFA device in the pod; some versions log only these, not the fi_getinfo line above.
@@ -1093,6 +1096,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"global[ _]batch[ _]size \(?\d*\)? ?(?:is not|must be|should be) divisible by micro[ _]batch[ _]size",
             # TRL's GRPO: the batch over the data-parallel ranks and the generations per prompt
             r"[Bb]atch size \([^)]*\) must be evenly divisible\b",
+            # ... and a trainer's own check of its batch against the ranks sharing it ("ValueError:
+            # batch size(8) must be divisible by world_size(3)!", AReaL's create_dataloader)
+            r"\b[Bb]atch[ _]size ?\(?\d+\)? (?:must|should) be (?:evenly )?divisible by (?:the )?world[ _]size\b",
             # verl splitting a batch over its workers (DataProto.chunk): the rollout or train batch
             # does not divide by the number of workers or data-parallel ranks
             r"only support equal chunk\. Got size of DataProto \d+ and chunk \d+",
@@ -1132,6 +1138,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"DeepSpeed Zero-3 is not compatible with `low_cpu_mem_usage=True` or with passing a `device_map`",
             # DeepSpeed's pipeline engine refusing a ZeRO stage that partitions gradients
             r"\bZeRO-\d(?: and ZeRO-\d)? (?:is|are) incompatible with pipeline parallelism\b",
+            # transformers' evaluation-only DeepSpeed set-up (deepspeed_init(inference=True)) given a
+            # ZeRO-1/2 config: "ZeRO inference only makes sense with ZeRO Stage 3 - please adjust
+            # your config"
+            r"\bZeRO inference only makes sense with ZeRO Stage 3\b",
             # a --deepspeed_config that is no file on this node (written on the first node only): DeepSpeed
             # then reads the string as a base64-encoded config, and decoding it fails
             r"\bconfig_decoded = base64\.urlsafe_b64decode\(config\)",
@@ -1760,9 +1770,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # `workshop train` before torchrun starts or by each rank ("[rank N] workshop train: error:")
             r"workshop train: error: ",
             # other trainers' refusals that ask for a flag by name ("AssertionError: Provide the
-            # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset)
+            # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset), or
+            # for a config field in backquotes ("ValueError: Please provide `model_name_or_path`.",
+            # LLaMA-Factory's argument dataclasses)
             r"(?:Error|Exception): (?:[Pp]lease )?(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd) "
-            r"(?:the )?(?:argument |flag |option )?--[a-z][\w-]+",
+            r"(?:the )?(?:argument |flag |option )?(?:--[a-z][\w-]+|`[a-z]\w*`)",
             # transformers' HfArgumentParser given flags no dataclass declares (a misspelt or made-up
             # --flag in the launch command)
             r"Some specified arguments are not used by the HfArgumentParser: ",
@@ -1783,8 +1795,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: \S{1,80} is not a valid [A-Z]\w+, please select one of \[",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
             # parser: Megatron's, torchrun's, a fork's script with flags Megatron no longer has),
-            # indented too (a launcher or a commit message quoting the usage error)
-            r"^\s*\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # indented too (a launcher or a commit message quoting the usage error), or after a
+            # timestamp (`kubectl logs --timestamps`, "2025-11-21T23:05:13.867590928Z launch_server.py:
+            # error: argument --attention-backend: invalid choice: 'flashattn'")
+            r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
             # megatron-core's TransformerConfig refusing a CUDA-graph flag combination ("Transformer
             # engine's RNG tracker is required for cudagraphs", "full recompute is only supported with
             # full iteration CUDA graph")
