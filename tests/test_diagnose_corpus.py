@@ -2166,3 +2166,18 @@ def test_the_seventy_first_batchs_wording_families():
     # ... but when SENDRECV finds none either, the plugin's give-up lines name it
     gave_up = [found[0], "NCCL WARN NET/OFI Unable to find a protocol that worked.  Failing initialization."]
     assert verdict(gave_up).primary == "efa_provider_unavailable"
+
+
+def test_the_seventy_second_batchs_wording_families():
+    """Transformer Engine's NVTE_*_ATTN assertion cut by a wrapped quote, and a data path that
+    carries literal quotes of its own (quoted twice in a script or config)."""
+    _assert_named(
+        {
+            "  AssertionError: NVTE_FUSED_ATTN set to 0, but expected 1 for attention": "train_flags_invalid",
+            "FileNotFoundError: [Errno 2] No such file or directory: "
+            "'\"/leonardo_work/MNRVA_bench/datasets/ShareGPT_V3_unfiltered_cleaned_split.json\"'": "dataset_path_missing",
+        }
+    )
+    # the doubled quote does not lift the exclusions: a quoted checkpoint path is no data path
+    quoted_ckpt = "FileNotFoundError: [Errno 2] No such file or directory: '\"/data/checkpoints/iter_100\"'"
+    assert verdict([quoted_ckpt]).primary != "dataset_path_missing"

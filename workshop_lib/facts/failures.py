@@ -1296,8 +1296,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # any missing file or folder whose path names training data by a component of its own
             # ("/workspace/data_phase2", ".../imagenet/ILSVRC2012/train", "annotations/instances_val2017
             # .json", "coco_train2017_pyt"), not a checkpoint, cache, output, model or tokenizer under a
-            # data folder (those are other failures: a race on a cache, a run's own output folder)
-            r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]"
+            # data folder (those are other failures: a race on a cache, a run's own output folder);
+            # the path may carry literal quotes of its own, from a config or script that quoted it
+            # twice ("No such file or directory: '\"/leonardo_work/.../datasets/ShareGPT.json\"'")
+            r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]\"?"
             r"(?![^'\"]*(?:checkpoint|cache|tmp|output|result|log|token|vocab|model|weight|config))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
             r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
@@ -1826,7 +1828,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # with values that contradict --attention-backend (a stale `export NVTE_FUSED_ATTN=0`):
             # its assertion names the variable and the flag (the kit's trainer refuses the same
             # earlier, in its own words: train/model.py)
-            r"\bNVTE_(?:FLASH|FUSED|UNFUSED)_ATTN set to \S+, but expected \d+ for attention backend type\b",
+            # (up to "for attention": a wrapped quote breaks the line before "backend type")
+            r"\bNVTE_(?:FLASH|FUSED|UNFUSED)_ATTN set to \S+, but expected \d+ for attention\b",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
