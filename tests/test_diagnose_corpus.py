@@ -2181,3 +2181,30 @@ def test_the_seventy_second_batchs_wording_families():
     # the doubled quote does not lift the exclusions: a quoted checkpoint path is no data path
     quoted_ckpt = "FileNotFoundError: [Errno 2] No such file or directory: '\"/data/checkpoints/iter_100\"'"
     assert verdict([quoted_ckpt]).primary != "dataset_path_missing"
+
+
+def test_the_seventy_third_batchs_wording_families():
+    """Old Megatron-LM's interleaved-schedule layer check, Hydra's override parser, Accelerate's
+    refusal on RTX 3090/40-series without P2P, and W&B's client retrying an API call while training
+    goes on."""
+    _assert_named(
+        {
+            "AssertionError: number of layers per pipeline stage must be divisible number of layers "
+            "per virtual pipeline stage": "parallelism_config_invalid",
+            "Ambiguous value for argument 'model.data.splits_string=980,10,10'": "train_flags_invalid",
+            "Could not override 'trainer.max_stpes'.": "train_flags_invalid",
+            "NotImplementedError: Using RTX 3090 or 4000 series doesn't support faster communication "
+            'broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"` and `NCCL_IB_DISABLE="1" or use '
+            "`accelerate launch` which will do this automatically.": "train_flags_invalid",
+        }
+    )
+    _assert_benign(
+        [
+            "wandb: ERROR Error while calling W&B API: An internal error occurred. Please contact "
+            "support. (<Response [500]>)",
+            "wandb: Network error (ReadTimeout), entering retry loop.",
+        ]
+    )
+    # a W&B failure that stops the run still shows as one
+    crash = "wandb.errors.CommError: Run initialization has timed out after 90.0 sec."
+    assert verdict([crash]).unrecognised != []

@@ -438,6 +438,12 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # Ray's core workers finding no metrics agent to export to (a cluster started without the
     # dashboard's agent): logged at error level by every actor, and nothing else depends on it
     r"Failed to establish connection to the metrics exporter agent\. Metrics will not be exported\b",
+    # Weights & Biases' client retrying an API call the server answered with an error ("wandb: ERROR
+    # Error while calling W&B API: An internal error occurred. ... (<Response [500]>)") or a
+    # network error: it retries in its own thread while training goes on; a run it stops prints
+    # its own traceback
+    r"^wandb: ERROR Error while calling W&B API: ",
+    r"^wandb: Network error \(\w+\), entering retry loop\.",
 )
 
 _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
@@ -1161,7 +1167,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
             r"number of required GPUs exceeds the total number of available GPUs in the placement group",
             r"num_layers[ =:].*(must be|should be|is not) divisible by",  # "num_layers=60 should be..."
-            r"[Nn]umber of layers (?:should|must) be divisible",
+            # (old Megatron-LM's interleaved schedule: "number of layers per pipeline stage must be
+            # divisible number of layers per virtual pipeline stage")
+            r"[Nn]umber of layers (?:per (?:virtual )?pipeline stage )?(?:should|must) be divisible",
             r"num_attention_heads .*(must be|should be|is not) divisible by(?! num_query_groups)",
             r"num_query_groups .*(must be|should be|is not) divisible by",
             # megatron-core's newer wording (TransformerConfig): "a multiple of", not "divisible by"
@@ -1793,6 +1801,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ExplicitEnum leaves the value unquoted and lists the choices: "fsdp2 is not a valid
             # FSDPOption, please select one of [...]")
             r"\bhydra\.errors\.MissingConfigException: ",
+            # Hydra's own command-line override parser refusing an override (NeMo's and other
+            # recipes' key=value arguments): "Ambiguous value for argument
+            # 'model.data.splits_string=980,10,10'" (quote it or use a list) and "Could not override
+            # 'trainer.foo'." (a key the config lacks: add it with +trainer.foo=...)
+            r"^Ambiguous value for argument '[\w.+~@/-]+=",
+            r"^Could not override '[\w.+~@/-]+'\.",
             r"ValueError: '[^']{1,80}' is not a valid [A-Z]\w+$",
             r"ValueError: \S{1,80} is not a valid [A-Z]\w+, please select one of \[",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
@@ -1830,6 +1844,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # earlier, in its own words: train/model.py)
             # (up to "for attention": a wrapped quote breaks the line before "backend type")
             r"\bNVTE_(?:FLASH|FUSED|UNFUSED)_ATTN set to \S+, but expected \d+ for attention\b",
+            # Accelerate's state set-up on RTX 3090/40-series under torchrun (no P2P or IB on those
+            # cards): it refuses until NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 are set ("... doesn't
+            # support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"`")
+            r"\bdoesn't support faster communication broadband via P2P or IB\b",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
