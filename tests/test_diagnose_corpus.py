@@ -1322,10 +1322,10 @@ def test_the_thirty_fifth_batchs_wording_families():
             "ValueError: Can't find a vocabulary file at path '/data/bert_base/bert-base-uncased-vocab.txt'. To load the vocabulary from a Google pretrained model use": "train_flags_invalid",
         }
     )
-    # ... not a checkpoint, cache, output or tokenizer that happens to live under a data folder
+    # ... not a checkpoint, output or tokenizer that happens to live under a data folder (a cache
+    # there is the data as the run reads it: test_the_seventy_fourth_batchs_wording_families)
     for path in (
         "/data/ckpt/checkpoint-81",
-        "/work/dataset/index-cache/43d5_doc_idx.npy",
         "/data/run1/results.jsonl.tmp",
         "/data/models/llama/tokenizer.model",
     ):
@@ -1776,7 +1776,7 @@ def test_the_fifty_fifth_batchs_wording_families():
     assert verdict([mount, "TFJob mnist is successfully completed."]).primary is None
     assert verdict([mount, "PyTorchJob default/bert is running."]).primary == "volume_mount_failed"
 
-    missing = "node2: [rank8]: FileNotFoundError: [Errno 2] No such file or directory: '/data/index-cache/ab_doc_idx.npy'"
+    missing = "node2: [rank8]: FileNotFoundError: [Errno 2] No such file or directory: '/opt/hooks/on_start.sh'"
     timeout = ("node1: [rank0]:[E410 17:25:53.848 ProcessGroupNCCL.cpp:683] [Rank 0] Watchdog caught collective "
                "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
                "ran for 600010 milliseconds before timing out.")  # fmt: skip
@@ -2208,3 +2208,26 @@ def test_the_seventy_third_batchs_wording_families():
     # a W&B failure that stops the run still shows as one
     crash = "wandb.errors.CommError: Run initialization has timed out after 90.0 sec."
     assert verdict([crash]).unrecognised != []
+
+
+def test_the_seventy_fourth_batchs_wording_families():
+    """A cache under a data folder is the data as the run reads it: a preprocessed file, or
+    Megatron's index cache that a second node cannot see; the fix names both ways such a cache goes
+    missing. Energon's check of a folder `energon prepare` never indexed."""
+    _assert_named(
+        {
+            "FileNotFoundError: [Errno 2] No such file or directory: "
+            "'/data/ncf/cache/ml-20m/test_negatives.pt'": "dataset_path_missing",
+            "192.168.205.202: [rank4]: FileNotFoundError: [Errno 2] No such file or directory: "
+            "'/home/sd/Megatron-DeepSpeed/data/index-cache/e1ad5b6b7b1f8b8a660d6fe8355c7bdd_doc_idx.npy'": "dataset_path_missing",
+            "Unexpected error: Path NeMo/butterfly_webdataset does not contain a .nv-meta/.info.yaml "
+            "file. Did you forget to prepare the dataset?": "train_flags_invalid",
+        }
+    )
+    cache = "No such file or directory: '/work/dataset/index-cache/43d5bc14_doc_idx.npy'"
+    fix = verdict([cache]).findings[0].fix
+    assert "--data-cache-path" in fix and "before the multi-node launch" in fix
+    # a cache outside any data folder (a compiler's, a hub's) is not the data
+    assert verdict(
+        ["FileNotFoundError: [Errno 2] No such file or directory: '/root/.cache/triton/x.json'"]
+    ).primary != ("dataset_path_missing")

@@ -1303,18 +1303,26 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
             # ("/workspace/data_phase2", ".../imagenet/ILSVRC2012/train", "annotations/instances_val2017
-            # .json", "coco_train2017_pyt"), not a checkpoint, cache, output, model or tokenizer under a
-            # data folder (those are other failures: a race on a cache, a run's own output folder);
+            # .json", "coco_train2017_pyt"), not a checkpoint, output, model or tokenizer under a data
+            # folder (those are other failures: a run's own output folder, a model not downloaded).
+            # A cache under a data folder is the data as the run reads it: a preprocessed
+            # "/data/ncf/cache/ml-20m/test_negatives.pt", or Megatron's index cache
+            # ("data/index-cache/<hash>_doc_idx.npy") that rank 0 builds and a second node cannot see
+            # (node-local disk) or reads before rank 0 finished writing it (the fix says both);
             # the path may carry literal quotes of its own, from a config or script that quoted it
             # twice ("No such file or directory: '\"/leonardo_work/.../datasets/ShareGPT.json\"'")
             r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]\"?"
-            r"(?![^'\"]*(?:checkpoint|cache|tmp|output|result|log|token|vocab|model|weight|config))"
+            r"(?![^'\"]*(?:checkpoint|tmp|output|result|log|token|vocab|model|weight|config))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
             r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
         ),
-        "--data-path points at files that do not exist in the pod.",
+        "A data file the run reads does not exist where it looks: the --data-path prefix, a dataset "
+        "file, or the index cache that rank 0 builds from them.",
         "Check the prefix (without .bin/.idx) and that the shared volume holding it is mounted at the "
-        "same path in every pod.",
+        "same path in every pod. A missing index-cache file (`*_doc_idx.npy`, `*-document_index.npy`) "
+        "on another node means that node cannot see rank 0's cache (put --data-cache-path on storage "
+        "every node shares) or read it before rank 0 finished writing it (build the cache once before "
+        "the multi-node launch).",
     ),
     FailureSignature(
         "dataset_too_small",
@@ -1848,6 +1856,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # cards): it refuses until NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 are set ("... doesn't
             # support faster communication broadband via P2P or IB. Please set `NCCL_P2P_DISABLE="1"`")
             r"\bdoesn't support faster communication broadband via P2P or IB\b",
+            # Megatron-Energon opening a webdataset folder that `energon prepare` never indexed ("Path
+            # ... does not contain a .nv-meta/.info.yaml file. Did you forget to prepare the dataset?")
+            r"\bdoes not contain a \.nv-meta/\.info\.yaml file\b",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
