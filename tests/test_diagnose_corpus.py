@@ -1776,7 +1776,9 @@ def test_the_fifty_fifth_batchs_wording_families():
     assert verdict([mount, "TFJob mnist is successfully completed."]).primary is None
     assert verdict([mount, "PyTorchJob default/bert is running."]).primary == "volume_mount_failed"
 
-    missing = "node2: [rank8]: FileNotFoundError: [Errno 2] No such file or directory: '/opt/hooks/on_start.sh'"
+    missing = (
+        "node2: [rank8]: FileNotFoundError: [Errno 2] No such file or directory: '/opt/hooks/on_start.sh'"
+    )
     timeout = ("node1: [rank0]:[E410 17:25:53.848 ProcessGroupNCCL.cpp:683] [Rank 0] Watchdog caught collective "
                "operation timeout: WorkNCCL(SeqNum=2, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) "
                "ran for 600010 milliseconds before timing out.")  # fmt: skip
