@@ -2233,3 +2233,44 @@ def test_the_seventy_fourth_batchs_wording_families():
     assert verdict(
         ["FileNotFoundError: [Errno 2] No such file or directory: '/root/.cache/triton/x.json'"]
     ).primary != ("dataset_path_missing")
+
+
+def test_the_seventy_fifth_batchs_wording_families():
+    """A NaN loss as autograd's tensor or as a perplexity; an asserted path that a frame names as a
+    data split's file; a shell's syntax error in a Chinese locale; and noise of runs that went on:
+    libsharp out of SHARP resources, multiprocessing's queue feeder losing its reader, Ctrl-C."""
+    _assert_named(
+        {
+            "pass 2 tensor(nan, device='cuda:0', grad_fn=<CopyBackwards>)": "nan_loss",
+            "Step at 4 with Perplexity: nan": "nan_loss",
+        }
+    )
+    assert_line = "[rank4]:     assert os.path.exists(path)"
+    frame = "[rank4]:     self.vocab.count_file(os.path.join(path, 'train.txt'))"
+    assert verdict([frame, assert_line, "[rank4]: AssertionError"]).primary == "dataset_path_missing"
+    # without a frame naming a data file, the asserted path could be a checkpoint's: listed, unnamed
+    v = verdict([assert_line, "[rank4]: AssertionError"])
+    assert v.primary is None and v.unrecognised
+    _assert_unknown(["server22: bash: -c: 行 0: 未预期的符号“(”附近有语法错误"])
+    _assert_benign(
+        [
+            "[luna-0021:0:4050140 - context.c:621] ERROR SHArP Job init error: No resource",
+            "[luna-0021:0:4050140 - context.c:610] ERROR sharp_get_job_data_len failed: Job error(-35)",
+            "[luna-0021:0:4050140 unique id 13] ERROR Job error in sharp_get_job_data_len.",
+            "WARNING:torch.distributed.elastic.agent.server.api:Received 2 death signal, shutting down workers",
+            "torch.distributed.elastic.multiprocessing.api.SignalException: Process 47832 got signal: 2",
+        ]
+    )
+    # SIGTERM (a scheduler's or the kubelet's) is still listed
+    _assert_unknown(
+        ["torch.distributed.elastic.multiprocessing.api.SignalException: Process 47832 got signal: 15"]
+    )
+    feeder = [
+        "Traceback (most recent call last):",
+        '  File "/opt/conda/lib/python3.6/multiprocessing/queues.py", line 240, in _feed',
+        "    send_bytes(obj)",
+        "BrokenPipeError: [Errno 32] Broken pipe",
+    ]
+    assert verdict(feeder).findings == [] and verdict(feeder).unrecognised == []
+    # a broken pipe with no feeder frame above it is still an error
+    assert verdict(["Traceback (most recent call last):", feeder[-1]]).unrecognised

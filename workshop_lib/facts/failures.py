@@ -173,9 +173,13 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # LEVEL:name:message format, as logger.error(traceback.format_exc()) prints it) was caught by the
 # program, which logged it and went on; an uncaught one is printed by Python itself, with no level
 # before it (a program that logs and then re-raises prints the second traceback plainly).
+# multiprocessing's queue feeder thread prints the traceback of a put whose reader went away (a
+# DataLoader worker feeding an iterator the epoch's end shut down: "BrokenPipeError: [Errno 32]
+# Broken pipe") and stops; its first frame, in queues.py's _feed, says which traceback it is.
 # The exception line that ends each (per rank) is no failure.
 HANDLED_TRACEBACK_PATTERN = (
     r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
+    r"|\bFile \"[^\"]*multiprocessing/queues\.py\", line \d+, in _feed\b"
     r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
 )
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
@@ -245,6 +249,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
     r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
+    # ... a shell's syntax error in a command a launcher built (pdsh exporting a variable whose value
+    # has parentheses), in a Chinese locale too ("bash: -c: 行 0: 未预期的符号“(”附近有语法错误")
+    r"\bbash: (?:-c: )?行 \d+: .*语法错误",
     # not the severity column Cloud Logging gives every stderr line of a Vertex AI job ("ERROR
     # 2022-01-26 14:19:34 +1100  workerpool0-0  31%|... "): what follows it is judged on its own
     r"\bERROR\b(?!\s*\|\s*stderr)(?!\s+\d{4}-\d\d-\d\d \d\d:\d\d:\d\d [+-]\d{4}\s+workerpool\d+-\d+\b)",
@@ -393,6 +400,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # plugin unable to create its job, and NCCL saying it goes on over point-to-point instead
     r"No Aggregation Manager \(sharp_am\) detected",
     r"SHARP coll init error: Cannot create SHArP job",
+    # libsharp's own lines when the fabric has no SHARP resources left for the job ("ERROR SHArP
+    # Job init error: No resource", job error -35): NCCL's CollNet is then off, as above
+    r"\] ERROR (?:SHArP Job init error: No resource|sharp_get_job_data_len failed: Job error\(-?\d+\)"
+    r"|Job error in sharp_get_job_data_len\.)",
     r"Cannot initialize CollNet, using point-to-point network instead",
     # NCCL's socket connect timing out once and retrying ("retrying (1/34) after sleep for 100 msec"):
     # NCCL later printed it at INFO (NVIDIA/nccl#1618); connects that run out of retries fail with
@@ -444,6 +455,13 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # its own traceback
     r"^wandb: ERROR Error while calling W&B API: ",
     r"^wandb: Network error \(\w+\), entering retry loop\.",
+    # Ctrl-C: torchrun relaying SIGINT (signal 2) to its workers, which stop with KeyboardInterrupt.
+    # A person stopped the run; schedulers and the kubelet stop runs with SIGTERM (15), which stays
+    # listed (a wall-time limit, a hang someone killed)
+    r"\bReceived 2 death signal, shutting down workers\b",
+    r"\bSignalException: Process \d+ got signal: 2\s*$",
+    r"\bSending process \d+ closing signal SIGINT\b",
+    r"^(?:\[rank\d+\]: ?)?KeyboardInterrupt\s*$",
 )
 
 _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
@@ -531,6 +549,15 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         "train_flags_invalid",
         r"^\S*\s*assert\s+\(?(?:not\s+)?args\.(?!\w*(?:parallel|world_size|batch))\w+",
         r"^\S*\s*AssertionError\s*$",
+    ),
+    # ... an assert that a path exists, shown as its source line over a bare AssertionError, made a
+    # finding by a frame of the traceback that joins a data split's file name ("self.vocab.count_file(
+    # os.path.join(path, 'train.txt'))", Transformer-XL's corpus reader): a checkpoint's or config's
+    # existence is asserted the same way, and only the frame says which file it was
+    (
+        "dataset_path_missing",
+        r"^\S*\s*assert\s+os\.path\.(?:exists|isfile|isdir)\(",
+        r"os\.path\.join\([^)]*['\"](?:train|valid|val|test|dev)[\w-]*\.(?:txt|jsonl?|csv|tsv|parquet|bin|idx)['\"]\)",
     ),
     # ... and an average over a split that has no samples (dividing by its length)
     (
@@ -1529,6 +1556,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a trainer's own finiteness check giving up (SpeechBrain's "Loss is not finite and
             # patience is exhausted"; "non-finite loss" in others)
             r"\b[Ll]oss (?:is|was|became) (?:not finite|non-finite|infinite)\b|\b[Nn]on-finite loss\b",
+            # a loss printed as the tensor autograd computed it ("pass 2 tensor(nan, device='cuda:0',
+            # grad_fn=<CopyBackwards>)"), and the perplexity, exp(loss), reported as NaN
+            r"\btensor\([-+]?(?:nan|inf), device='[^']*', grad_fn=<",
+            r"\b[Pp]erplexity\b:?\s*[-+]?(?:nan|NaN|inf)\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
