@@ -2274,3 +2274,31 @@ def test_the_seventy_fifth_batchs_wording_families():
     assert verdict(feeder).findings == [] and verdict(feeder).unrecognised == []
     # a broken pipe with no feeder frame above it is still an error
     assert verdict(["Traceback (most recent call last):", feeder[-1]]).unrecognised
+
+
+def test_the_seventy_sixth_batchs_wording_families():
+    """A warning the program itself takes back (XLA's rendezvous watchdog, then "Thread is unstuck!
+    Warning above was a false-positive"), and an assert's source line behind srun's --label prefix."""
+    stuck = (
+        "2024-02-14 03:00:37.726633: E external/xla/xla/service/rendezvous.cc:31] This thread has been "
+        "waiting for 10 seconds and may be stuck:"
+    )
+    unstuck = (
+        "2024-02-14 03:00:40.506108: E external/xla/xla/service/rendezvous.cc:36] Thread is unstuck! "
+        "Warning above was a false-positive. Perhaps the timeout is too short."
+    )
+    v = verdict([stuck, unstuck])
+    assert v.findings == [] and v.unrecognised == []
+    # never taken back (a thread that stays stuck), it stays listed; a retraction before it takes nothing back
+    assert [u["line"] for u in verdict([stuck]).unrecognised] == [stuck]
+    assert [u["line"] for u in verdict([unstuck, stuck]).unrecognised] == [stuck]
+    # the same line by line (every check on every line, not only the gated ones)
+    scan = _Scan(None)
+    for line in (stuck, "I0214 step 1", unstuck):
+        scan.feed(line)
+    assert scan.result().unrecognised == []
+    lr = [
+        "0: [default0]:[rank0]:     assert self.lr_warmup_steps < self.lr_decay_steps",
+        "0: [default0]:[rank0]: AssertionError",
+    ]
+    assert verdict(lr).primary == "train_flags_invalid"

@@ -152,6 +152,17 @@ RETRY_REPORT_PATTERNS: tuple[str, ...] = (
 RETRY_RECOVERED_PATTERNS: tuple[str, ...] = (
     r"\bSetting up process group for: \S+ \[rank=\d+, world_size=\d+\]",
 )
+# A warning the program itself later calls a false alarm: XLA's rendezvous watchdog, at error level,
+# "This thread has been waiting for 10 seconds and may be stuck", then "Thread is unstuck! Warning
+# above was a false-positive. Perhaps the timeout is too short." Each pair is (the warning, its
+# retraction): a warning listed as an unknown failure is taken back when its retraction follows,
+# and one never retracted (a thread that stays stuck: a real hang) stays listed.
+RETRACTED_WARNINGS: tuple[tuple[str, str], ...] = (
+    (
+        r"rendezvous\.cc:\d+\] This thread has been waiting for \d+ ?\w+ and may be stuck",
+        r"rendezvous\.cc:\d+\] Thread is unstuck! Warning above was a false-positive\b",
+    ),
+)
 # ... or one report after training had been stepping (ranks in lockstep, not still loading), with no
 # step after it: a step line of any trainer (a step or iteration number, then a loss) in the last
 # HANG_TAIL_LINES lines before the report, and none after it.
@@ -455,6 +466,8 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # its own traceback
     r"^wandb: ERROR Error while calling W&B API: ",
     r"^wandb: Network error \(\w+\), entering retry loop\.",
+    # a retraction of RETRACTED_WARNINGS (logged at the warning's own error level)
+    *(retraction for _, retraction in RETRACTED_WARNINGS),
     # Ctrl-C: torchrun relaying SIGINT (signal 2) to its workers, which stop with KeyboardInterrupt.
     # A person stopped the run; schedulers and the kubelet stop runs with SIGTERM (15), which stays
     # listed (a wall-time limit, a hang someone killed)
@@ -464,6 +477,10 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     r"^(?:\[rank\d+\]: ?)?KeyboardInterrupt\s*$",
 )
 
+# The start of a traceback's source line after the prefixes launchers put on it: srun's --label rank
+# ("0: "), then one rank or host tag ("[rank4]:", "0: [default0]:[rank0]:"'s second half), then the
+# traceback's indent. The corroborated asserts below begin with it.
+_SOURCE_LINE = r"^(?:\d+: +)?\S*\s*"
 _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
@@ -511,7 +528,8 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # the number of ranks, with a bare AssertionError
     (
         "batch_size_not_divisible",
-        r"^\s*assert\s+\(?\w*batch[_ ]?size\w*\s*==\s*.*(?:world_size|num_gpus|n_gpus?|dp_size|data_parallel_size)\b",
+        _SOURCE_LINE
+        + r"assert\s+\(?\w*batch[_ ]?size\w*\s*==\s*.*(?:world_size|num_gpus|n_gpus?|dp_size|data_parallel_size)\b",
         r"\bAssertionError\b",
     ),
     (
@@ -523,7 +541,7 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # that the batch size divides by the device count, with a bare AssertionError (no message) ...
     (
         "batch_size_not_divisible",
-        r"^\s*assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
+        _SOURCE_LINE + r"assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
         r"\bAssertionError\b",
     ),
     # ... a device-side assert raised out of the embedding lookup (its own source line in the
@@ -539,7 +557,8 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # than one global batch) fails as "assert self.lr_decay_steps > 0" ...
     (
         "train_flags_invalid",
-        r"^\s*assert\s+self\.(?:(?:lr_)?(?:decay|warmup)_steps|wsd_decay_steps|(?:min|max|init)_lr|(?:start|end)_wd)\b",
+        _SOURCE_LINE
+        + r"assert\s+self\.(?:(?:lr_)?(?:decay|warmup)_steps|wsd_decay_steps|(?:min|max|init)_lr|(?:start|end)_wd)\b",
         r"\bAssertionError\b",
     ),
     # ... a bare assert on one of the parsed flags (Megatron's validate_args: "assert not args.bf16"
@@ -547,7 +566,7 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # batch sizes is left to those labels' own rules
     (
         "train_flags_invalid",
-        r"^\S*\s*assert\s+\(?(?:not\s+)?args\.(?!\w*(?:parallel|world_size|batch))\w+",
+        _SOURCE_LINE + r"assert\s+\(?(?:not\s+)?args\.(?!\w*(?:parallel|world_size|batch))\w+",
         r"^\S*\s*AssertionError\s*$",
     ),
     # ... an assert that a path exists, shown as its source line over a bare AssertionError, made a
@@ -556,7 +575,7 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # existence is asserted the same way, and only the frame says which file it was
     (
         "dataset_path_missing",
-        r"^\S*\s*assert\s+os\.path\.(?:exists|isfile|isdir)\(",
+        _SOURCE_LINE + r"assert\s+os\.path\.(?:exists|isfile|isdir)\(",
         r"os\.path\.join\([^)]*['\"](?:train|valid|val|test|dev)[\w-]*\.(?:txt|jsonl?|csv|tsv|parquet|bin|idx)['\"]\)",
     ),
     # ... and an average over a split that has no samples (dividing by its length)

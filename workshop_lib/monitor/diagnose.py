@@ -26,7 +26,9 @@ earliest *cause* (OOM, a bad flag, a dead GPU) before any *context* (no EFA plug
 before any *symptom* (collective timeouts, peers gone), errors before warnings. An NCCL timeout
 after an OOM on another rank is an OOM. When no error signature matches but the log shows
 error-like lines, the verdict says so (``primary`` is ``None``) and lists the first error-like
-lines of each rank in ``unrecognised``: an unknown failure is never silent. A context a run
+lines of each rank in ``unrecognised``: an unknown failure is never silent. A warning the program
+itself later takes back (:data:`~workshop_lib.facts.failures.RETRACTED_WARNINGS`: XLA's "may be
+stuck", then "Thread is unstuck!") leaves that list when its retraction comes. A context a run
 survives does not outrank such lines either (a missing plugin does not explain a rank's own
 error); it is listed beside them. DeepSpeed's launcher killing the ranks with no error from any
 of them is a silent death, named ``host_oom_killed`` with that reasoning.
@@ -187,6 +189,7 @@ _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
 _RETRY_REPORT = _alt(F.RETRY_REPORT_PATTERNS)
 _RETRY_RECOVERED = _alt(F.RETRY_RECOVERED_PATTERNS)
+_RETRACTED = [(re.compile(warning), re.compile(retraction)) for warning, retraction in F.RETRACTED_WARNINGS]
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 # Terminal colour and cursor codes: a notebook's traceback prints "\x1b[0;31mTypeError\x1b[0m: ...",
 # whose words no pattern would find between the escapes.
@@ -321,6 +324,8 @@ _gate(
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
 _gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS), ("retry", 0))
+for _i, (_, _retraction) in enumerate(F.RETRACTED_WARNINGS):
+    _gate((_retraction,), ("retract", _i))
 _gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
 _GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
 _gate(F.BENIGN_PATTERNS, ("benign", 0))
@@ -586,6 +591,11 @@ class _Scan:
         weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
         if weak:
             self._weak(line, number, weak)
+        retract = range(len(_RETRACTED)) if everything else [i for kind, i in targets if kind == "retract"]
+        for i in retract:
+            warning, retraction = _RETRACTED[i]
+            if retraction.search(line):  # the program took its warning back: no longer a failure
+                self.unrecognised = [u for u in self.unrecognised if not warning.search(u["line"])]
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
             return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
