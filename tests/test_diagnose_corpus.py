@@ -2302,3 +2302,19 @@ def test_the_seventy_sixth_batchs_wording_families():
         "0: [default0]:[rank0]: AssertionError",
     ]
     assert verdict(lr).primary == "train_flags_invalid"
+
+
+def test_the_seventy_seventh_batchs_wording_families():
+    """FSDP failing to clone() one tensor of a full state dict (an OOM in its warning's message, the
+    save going on), and a metric whose name ends in "Error"; an exception named the same way still
+    counts."""
+    clone = (
+        "/opt/conda/lib/python3.9/site-packages/torch/distributed/fsdp/fully_sharded_data_parallel.py:2224: "
+        "UserWarning: Failed to clone() tensor with name gpt_neox.layers.9.attention.query_key_value.weight. "
+        "This may mean that this state_dict entry could point to invalid memory regions after returning from "
+        "state_dict() call if this parameter is managed by FSDP. Please check clone implementation of "
+        "gpt_neox.layers.9.attention.query_key_value.weight. Error: CUDA out of memory. Tried to allocate "
+        "432.00 MiB (GPU 4; 39.56 GiB total capacity; 36.19 GiB already allocated)"
+    )
+    _assert_benign([clone, "  • Generation KL Error: 0.0004", "Mean Squared Error: 2.5e-03"])
+    _assert_unknown(["KeyError: 0", "[rank0]: ZeroDivisionError: 3"])
