@@ -190,6 +190,7 @@ _STALL = _alt(F.STALL_REPORT_PATTERNS)
 _RETRY_REPORT = _alt(F.RETRY_REPORT_PATTERNS)
 _RETRY_RECOVERED = _alt(F.RETRY_RECOVERED_PATTERNS)
 _RETRACTED = [(re.compile(warning), re.compile(retraction)) for warning, retraction in F.RETRACTED_WARNINGS]
+_RETRACT_TARGETS = frozenset(("retract", i) for i in range(len(_RETRACTED)))
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 # Terminal colour and cursor codes: a notebook's traceback prints "\x1b[0;31mTypeError\x1b[0m: ...",
 # whose words no pattern would find between the escapes.
@@ -591,11 +592,10 @@ class _Scan:
         weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
         if weak:
             self._weak(line, number, weak)
-        retract = range(len(_RETRACTED)) if everything else [i for kind, i in targets if kind == "retract"]
-        for i in retract:
-            warning, retraction = _RETRACTED[i]
-            if retraction.search(line):  # the program took its warning back: no longer a failure
-                self.unrecognised = [u for u in self.unrecognised if not warning.search(u["line"])]
+        if everything or not _RETRACT_TARGETS.isdisjoint(targets):  # (a set test: most lines have none)
+            for warning, retraction in _RETRACTED:
+                if retraction.search(line):  # the program took its warning back: no longer a failure
+                    self.unrecognised = [u for u in self.unrecognised if not warning.search(u["line"])]
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
             return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
