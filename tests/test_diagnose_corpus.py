@@ -2292,6 +2292,9 @@ def test_the_seventy_sixth_batchs_wording_families():
     # never taken back (a thread that stays stuck), it stays listed; a retraction before it takes nothing back
     assert [u["line"] for u in verdict([stuck]).unrecognised] == [stuck]
     assert [u["line"] for u in verdict([unstuck, stuck]).unrecognised] == [stuck]
+    # taken-back warnings give their rank's places back: a real error after them is still listed
+    error = "RuntimeError: something else broke"
+    assert [u["line"] for u in verdict([stuck, stuck, stuck, unstuck, error]).unrecognised] == [error]
     # the same line by line (every check on every line, not only the gated ones)
     scan = _Scan(None)
     for line in (stuck, "I0214 step 1", unstuck):

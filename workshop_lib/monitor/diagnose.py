@@ -595,7 +595,7 @@ class _Scan:
         if everything or not _RETRACT_TARGETS.isdisjoint(targets):  # (a set test: most lines have none)
             for warning, retraction in _RETRACTED:
                 if retraction.search(line):  # the program took its warning back: no longer a failure
-                    self.unrecognised = [u for u in self.unrecognised if not warning.search(u["line"])]
+                    self._retract(warning)
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
             return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
@@ -648,6 +648,17 @@ class _Scan:
         while starts and number - starts[0] > F.HANDLED_TRACEBACK_LINES:
             starts.pop(0)
         return starts
+
+    def _retract(self, warning: re.Pattern[str]) -> None:
+        """Drop the listed lines a retraction took back, and give their ranks those places again (a
+        rank's later error lines must still be listed: F.UNRECOGNISED_PER_RANK counts what is shown)."""
+        kept = []
+        for u in self.unrecognised:
+            if warning.search(u["line"]):
+                self.unrecognised_per_rank[_rank_of(u["line"])] -= 1
+            else:
+                kept.append(u)
+        self.unrecognised = kept
 
     def _error_like(self, line: str, number: int, likes: Iterable[int]) -> None:
         if len(self.unrecognised) >= F.UNRECOGNISED_MAX:
