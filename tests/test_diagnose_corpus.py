@@ -1271,10 +1271,16 @@ def test_a_context_does_not_outrank_error_lines_it_does_not_explain():
     """A missing EFA plugin (a context: the run goes on over sockets) beside an error it does not
     explain: the verdict lists that error as the failure and the plugin beside it, not the plugin."""
     plugin = "node-1:176:176 [0] NCCL INFO NET/Plugin : No plugin found (libnccl-net.so), using internal implementation"
-    dup = "node-1:176:194 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1cb00000"
-    v = verdict([plugin, dup])
-    assert v.primary is None and [u["line"] for u in v.unrecognised] == [dup]
+    odd = "node-1:174:239 [0] enqueue.cc:802 NCCL WARN Cuda failure 'API call is not supported in the installed CUDA driver'"
+    v = verdict([plugin, odd])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [odd]
     assert [f.label for f in v.findings] == ["efa_plugin_missing"]
+    # two ranks on one GPU (gpu_assignment_invalid since the GPU lease) is a cause: it comes first
+    dup = "node-1:176:194 [0] init.cc:573 NCCL WARN Duplicate GPU detected : rank 0 and rank 1 both on CUDA device 1cb00000"
+    assert [f.label for f in verdict([plugin, dup]).findings] == [
+        "gpu_assignment_invalid",
+        "efa_plugin_missing",
+    ]
     # alone, the context is still the verdict; and a cause beside it still comes first
     assert verdict([plugin]).primary == "efa_plugin_missing"
     assert verdict([plugin, "torch.OutOfMemoryError: CUDA out of memory."]).primary == "cuda_oom"

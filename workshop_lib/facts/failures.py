@@ -748,6 +748,25 @@ FAILURES: tuple[FailureSignature, ...] = (
         role="context",
     ),
     FailureSignature(
+        "nccl_net_unavailable",
+        (
+            # NCCL 2.19+ (plugin/net.cc) when no network transport it may use initialises: NCCL_NET
+            # names one that is not there ("AWS Libfabric" without aws-ofi-nccl, "IB" without
+            # InfiniBand), or NCCL_IB_DISABLE=1 took away the only one; torch raises it as
+            # ncclInvalidUsage's "Last error:". Real run on an H100 with NCCL 2.28.9
+            # (benchmarks/gpu_faults.py); torchtitan's NCCL_IB_DISABLE=1 run on a B200 node. (Not
+            # "Failed to " in the gate: NCCL's INFO lines of healthy runs hold it.)
+            r"(?<=\bFailed to )initialize any NET plugin\b",
+        ),
+        "NCCL found no network transport it is allowed to use, and stopped at init: NCCL_NET names "
+        'one that is not available here ("AWS Libfabric" without the aws-ofi-nccl plugin, "IB" '
+        "without InfiniBand devices), or NCCL_IB_DISABLE / NCCL_NET_PLUGIN removed the only one.",
+        "Unset NCCL_NET (NCCL then picks the best network it finds) unless the plugin it names is in "
+        "the image; on EFA install aws-ofi-nccl and put its lib folder on LD_LIBRARY_PATH; drop "
+        "NCCL_IB_DISABLE=1 or NCCL_NET_PLUGIN=none from the environment. NCCL_DEBUG=WARN names the "
+        "network it looked for.",
+    ),
+    FailureSignature(
         "nccl_socket_fallback",
         (r"NET/Socket ?: ?Using \[", *_SOCKETS_USED, r"via NET/Socket/"),
         "NCCL is moving inter-node traffic over TCP sockets instead of EFA/InfiniBand: training runs, "
@@ -1643,6 +1662,30 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Cordon the node and drain it, replace it (HyperPod: let auto-resume replace the instance), "
         "and resume from the last checkpoint. With only Xid 13, 31 or 43, rerun on another node first: "
         "the same failure there is the code (CUDA_LAUNCH_BLOCKING=1, compute-sanitizer), not the GPU.",
+    ),
+    FailureSignature(
+        "gpu_assignment_invalid",
+        (
+            # NCCL's init check: two ranks of one communicator on the same GPU (a device index
+            # hard-coded in the script, LOCAL_RANK not used, or two pods on one node that each see
+            # every GPU because neither asked for nvidia.com/gpu)
+            r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
+            # CUDA's cudaErrorInvalidDevice raised by torch: a rank asked for a GPU past the last one
+            # it sees (torch.cuda.set_device(local_rank) with more processes than GPUs). Not NCCL's
+            # own "Cuda failure 'invalid device ordinal'", which a driver too old for the NCCL build
+            # also prints (NVIDIA/nccl#496). (The lookbehind keeps "error: ", which thousands of
+            # healthy lines hold, out of the literal gate: tests/test_diagnose_corpus.py.)
+            r"(?<=CUDA error: )invalid device ordinal",
+            # the kit's trainer says so before it asks (train/device.py)
+            r"workshop train: error: \d+ processes on this node, but it shows \d+ GPU",
+        ),
+        "A rank has no GPU of its own: either it asked for a GPU number this node does not show "
+        "(more processes than GPUs, or CUDA_VISIBLE_DEVICES hiding some), or two ranks of the job "
+        "took the same GPU.",
+        "Start one process per GPU (--nproc-per-node = the pod's nvidia.com/gpu limit), select the GPU "
+        "with LOCAL_RANK (torch.cuda.set_device(local_rank)) rather than a fixed index, leave "
+        "CUDA_VISIBLE_DEVICES unset in the pod, and give every pod its nvidia.com/gpu limit so two "
+        "pods on one node do not share GPUs.",
     ),
     FailureSignature(
         "fabric_manager_not_running",

@@ -44,6 +44,8 @@ def detect(backend: str | None = None) -> Device:
     """CUDA when available (NCCL unless --distributed-backend says otherwise), else CPU + gloo."""
     if torch.cuda.is_available():
         local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+        local_size = int(os.environ.get("LOCAL_WORLD_SIZE", "0") or 0)
+        check_local_gpus(max(local_rank + 1, local_size), torch.cuda.device_count())
         torch.cuda.set_device(local_rank)
         return Device(True, backend or "nccl", torch.device("cuda", local_rank))
     if backend == "nccl":
@@ -53,6 +55,29 @@ def detect(backend: str | None = None) -> Device:
             "--distributed-backend nccl needs GPUs; on this CPU-only machine drop it (gloo is used)"
         )
     return Device(False, "gloo", torch.device("cpu"))
+
+
+def check_local_gpus(processes: int, gpus: int) -> None:
+    """One UsageError when this node starts more trainer processes than it shows GPUs.
+
+    Each rank takes the GPU numbered by its local rank. Without this check the ranks past the last
+    GPU die in ``set_device`` with CUDA's "invalid device ordinal", and the others wait in the
+    process group's rendezvous until torchrun gives up on them (30 s). It happens when
+    ``--nproc-per-node`` is larger than the pod's ``nvidia.com/gpu`` limit, or when
+    ``CUDA_VISIBLE_DEVICES`` hides some of the node's GPUs. ``workshop train`` asks before it
+    starts any rank; in a pod, where torchrun starts the ranks, every rank asks (torchrun's
+    ``LOCAL_WORLD_SIZE``), so all of them stop at once with the same line.
+    """
+    if processes <= gpus:
+        return
+    from ..errors import UsageError
+
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    shown = f" (CUDA_VISIBLE_DEVICES={visible[:64]!r})" if visible is not None else ""
+    raise UsageError(
+        f"{processes} processes on this node, but it shows {gpus} GPU(s){shown}: start one process "
+        f"per GPU (--nproc-per-node {gpus}), or give the pod more nvidia.com/gpu"
+    )
 
 
 def _is_cuda(device: object) -> bool:

@@ -67,6 +67,23 @@ def check_topology(
         raise UsageError(f"--master-port must be a TCP port, 1..65535 (got {master_port})")
 
 
+def check_gpus(nproc_per_node: int) -> None:
+    """On a GPU machine, one UsageError when ``--nproc-per-node`` is more than the GPUs it shows.
+
+    Asked here, before any rank starts, rather than in the ranks (train/device.py asks there too, for
+    pods): a rank without a GPU fails at once, but the others then wait 30 s in the rendezvous.
+    On a machine without CUDA the ranks run on the CPU (gloo), as many as asked for.
+    """
+    try:
+        import torch
+    except ImportError:  # the light install: the ranks will say what is missing
+        return
+    if torch.cuda.is_available():
+        from .device import check_local_gpus
+
+        check_local_gpus(nproc_per_node, torch.cuda.device_count())
+
+
 def torchrun_command(
     nproc_per_node: int,
     flags: Sequence[str],
@@ -381,6 +398,7 @@ def run_local(
     if trust_checkpoint:
         os.environ[TRUST_ENV] = "1"  # the launcher's own checks and the ranks' (inherited)
     check_flags(flags, nproc_per_node * nnodes)
+    check_gpus(nproc_per_node)  # after the flags: a bad flag stays a line without importing torch
     cmd = torchrun_command(
         nproc_per_node,
         flags,
