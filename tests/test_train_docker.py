@@ -7,6 +7,7 @@ No Docker engine runs here, so the Dockerfile's content is checked; what the ima
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -103,3 +104,20 @@ def test_selfcheck_reports_what_is_missing_without_a_traceback():
     assert set(report) >= {"nccl", "aws_ofi_nccl", "libfabric", "efa_plugin_loads", "ok"}
     assert proc.returncode == (0 if report["ok"] else 1)
     assert "Traceback" not in proc.stderr
+
+
+def test_selfcheck_says_when_nccl_net_names_a_plugin_that_does_not_load():
+    """NCCL_NET="AWS Libfabric" without aws-ofi-nccl stops NCCL at init (seen on an H100, NCCL 2.28)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "workshop_lib.train.selfcheck"],
+        capture_output=True, text=True, timeout=120,
+        env={**os.environ, "NCCL_NET": "AWS Libfabric", "LD_LIBRARY_PATH": ""},
+    )  # fmt: skip
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr
+    assert "  NCCL_NET=AWS Libfabric" in proc.stdout
+    assert "ERROR: NCCL_NET='AWS Libfabric' but the aws-ofi-nccl plugin does not load" in proc.stdout
+    from workshop_lib.train.selfcheck import net_problem
+
+    assert net_problem({"NCCL_NET": "AWS Libfabric"}, True) is None
+    assert net_problem({"NCCL_NET": "Socket"}, False) is None  # workshop check's rule, not this one
+    assert net_problem({}, False) is None

@@ -23,7 +23,26 @@ PLUGIN_DIRS = ("/opt/aws-ofi-nccl/lib", "/opt/amazon/ofi-nccl/lib")
 LIBFABRIC_DIRS = ("/opt/amazon/efa",)
 MIN_NCCL = (2, 27, 0)
 ENV_SHOWN = ("FI_PROVIDER", "FI_EFA_USE_HUGE_PAGE", "FI_EFA_USE_DEVICE_RDMA", "NCCL_SOCKET_IFNAME",
-             "NCCL_DEBUG", "NCCL_NET_PLUGIN", "TRITON_CACHE_DIR", "LD_LIBRARY_PATH")  # fmt: skip
+             "NCCL_DEBUG", "NCCL_NET", "NCCL_NET_PLUGIN", "NCCL_IB_DISABLE", "TRITON_CACHE_DIR",
+             "LD_LIBRARY_PATH")  # fmt: skip
+# NCCL_NET values that name aws-ofi-nccl's network ("AWS Libfabric"; "OFI" in older releases)
+OFI_NET_NAMES = ("aws libfabric", "ofi")
+
+
+def net_problem(env: dict[str, str | None], plugin_loads: bool) -> str | None:
+    """Why NCCL will stop at init with this environment, or None.
+
+    NCCL 2.19+ stops with "Failed to initialize any NET plugin" when NCCL_NET names a network that
+    is not there; on the H100 with NCCL 2.28 that was the only line, even with NCCL_DEBUG=WARN
+    (benchmarks/results/gpu_faults.md). Here it can be said before a job starts.
+    """
+    net = (env.get("NCCL_NET") or "").strip()
+    if net.lower() in OFI_NET_NAMES and not plugin_loads:
+        return (
+            f"NCCL_NET={net!r} but the aws-ofi-nccl plugin does not load: NCCL will stop at init "
+            "('Failed to initialize any NET plugin'); fix the plugin or unset NCCL_NET"
+        )
+    return None
 
 
 def _read(path: Path) -> str | None:
@@ -119,6 +138,7 @@ def report() -> dict:
         "efa_devices": efa_devices(tool),
         "gpus": gpus(),
         "env": {k: os.environ.get(k) for k in ENV_SHOWN},
+        "net_problem": net_problem(dict(os.environ), loads),
         "ok": loads and nccl_ok,
     }
 
@@ -146,6 +166,8 @@ def main(argv: list[str] | None = None) -> int:
     for bad in ("FI_EFA_USE_DEVICE_RDMA", "NCCL_SOCKET_IFNAME"):
         if r["env"].get(bad) is not None:
             print(f"WARNING: {bad} is set; the NCCL/EFA rules say leave it unset")
+    if r["net_problem"]:
+        print(f"ERROR: {r['net_problem']}")
     print("OK" if r["ok"] else "NOT READY for EFA training")
     return 0 if r["ok"] else 1
 
