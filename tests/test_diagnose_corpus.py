@@ -2306,6 +2306,12 @@ def test_the_seventy_sixth_batchs_wording_families():
     for line in (stuck, "I0214 step 1", unstuck):
         scan.feed(line)
     assert scan.result().unrecognised == []
+    # a launcher's kill after warnings that were all taken back is still a silent death; a warning
+    # left standing explains it no less than before
+    kill = "[2024-01-22 16:50:49,553] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 1080504"
+    assert verdict([stuck, unstuck, kill]).primary == verdict([kill]).primary == "host_oom_killed"
+    assert verdict([stuck, kill]).primary is None
+    assert verdict([stuck, unstuck, stuck, kill]).primary is None
     lr = [
         "0: [default0]:[rank0]:     assert self.lr_warmup_steps < self.lr_decay_steps",
         "0: [default0]:[rank0]: AssertionError",

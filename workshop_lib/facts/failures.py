@@ -1285,7 +1285,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # cut off (Megatron's validate_args: "assert num_layers %
             # args.transformer_pipeline_model_parallel_size == 0, \"): layers, heads or the world size
             # against a parallel size (a batch size against one is batch_size_not_divisible's)
-            r"^\S*\s*assert\s+\(?(?:args\.)?(?:\w*num_layers|num_attention_heads|num_query_groups|world_size)\w*"
+            _SOURCE_LINE
+            + r"assert\s+\(?(?:args\.)?(?:\w*num_layers|num_attention_heads|num_query_groups|world_size)\w*"
             r"\s*%\s*\(?(?:args\.)?\w*(?:tensor|pipeline|context|expert)_model_parallel_size\w*\)?\s*==\s*0\b",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "

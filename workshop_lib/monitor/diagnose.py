@@ -525,6 +525,9 @@ class _Scan:
         # line was seen: a kill with nothing else is a rank that died silently (F.LAUNCHER_KILL_PATTERN)
         self.launcher_kill: tuple[int, str] | None = None
         self.other_error_like = False
+        # warnings that a later line may take back (F.RETRACTED_WARNINGS), not yet taken back: only
+        # those left at the end count as other error-like lines
+        self.retractable: set[int] = set()
 
     # --- one line ----------------------------------------------------------------------------
     def feed(self, line: str) -> None:
@@ -651,7 +654,9 @@ class _Scan:
 
     def _retract(self, warning: re.Pattern[str]) -> None:
         """Drop the listed lines a retraction took back, and give their ranks those places again (a
-        rank's later error lines must still be listed: F.UNRECOGNISED_PER_RANK counts what is shown)."""
+        rank's later error lines must still be listed: F.UNRECOGNISED_PER_RANK counts what is shown);
+        the warnings taken back no longer make a launcher's kill look explained (``_silent_kill``)."""
+        self.retractable.discard(next(i for i, (w, _) in enumerate(_RETRACTED) if w is warning))
         kept = []
         for u in self.unrecognised:
             if warning.search(u["line"]):
@@ -677,7 +682,11 @@ class _Scan:
             if self.launcher_kill is None:
                 self.launcher_kill = (number, line)
         else:
-            self.other_error_like = True
+            held = next((i for i, (w, _) in enumerate(_RETRACTED) if w.search(line)), None)
+            if held is None:
+                self.other_error_like = True
+            else:
+                self.retractable.add(held)
         n = self.unrecognised_per_rank.get(rank, 0)
         if n < F.UNRECOGNISED_PER_RANK:
             self.unrecognised_per_rank[rank] = n + 1
@@ -937,6 +946,7 @@ class _Scan:
         if (
             self.launcher_kill is None
             or self.other_error_like
+            or self.retractable
             or self.succeeded is not None
             or self._found_error()
         ):
