@@ -43,12 +43,16 @@ TINY = [
 HF_TOKENIZER = ["--tokenizer-type", "HuggingFaceTokenizer", "--tokenizer-model", str(TOKENIZER)]
 
 
+# A scenario's command, from the data prefix and the GPUs of this machine.
+Command = Callable[[str, int], list[str]]
+
+
 @dataclass
 class Scenario:
     name: str
     expect: str  # the primary label the diagnoser should give ("healthy" for none)
     how: str  # what is broken, in words (the results table)
-    command: Callable[[str], list[str]]  # data prefix -> argv
+    command: Command
     env: dict[str, str] = field(default_factory=dict)
     stop_after_iteration: int | None = None  # signal the launcher once this iteration is logged
     stop_signal: int = signal.SIGTERM
@@ -60,53 +64,60 @@ def workshop(*args: str) -> list[str]:
     return [sys.executable, "-m", "workshop_lib.cli", *args]
 
 
-def train(nproc: int, *flags: str) -> Callable[[str], list[str]]:
-    return lambda data: workshop(
-        "train", "--nproc-per-node", str(nproc), "--", *TINY, "--data-path", data, *flags
-    )
+def train(*flags: str, one_too_many: bool = False) -> Command:
+    """``workshop train`` on one GPU, or on one process more than the machine has GPUs."""
+    return lambda data, gpus: workshop(
+        "train", "--nproc-per-node", str(gpus + 1 if one_too_many else 1), "--", *TINY, "--data-path",
+        data, *flags,
+    )  # fmt: skip
 
 
-def torchrun(nproc: int, child: str) -> Callable[[str], list[str]]:
-    return lambda _data: [
-        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", str(nproc),
-        "-m", "benchmarks.gpu_faults", "--child", child,
+def torchrun(*target: str, ranks: int | None = None) -> Command:
+    """torchrun of ``target`` (``-m module args``) with ``ranks`` processes (default: one more than
+    the GPUs), as a pod's command runs it."""
+    return lambda data, gpus: [
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
+        str(ranks or gpus + 1), *(a.replace("{data}", data) for a in target),
     ]  # fmt: skip
 
 
+HF_FOUR = (*HF_TOKENIZER, "--train-iters", "4")
+TRAINER_IN_POD = ("-m", "workshop_lib.train", *TINY, "--data-path", "{data}", *HF_FOUR)
+ENDLESS = (*HF_TOKENIZER, "--train-iters", "100000", "--lr-decay-iters", "1000")
+
 SCENARIOS = [
     Scenario("nproc_exceeds_gpus", "gpu_assignment_invalid",
-             "`workshop train --nproc-per-node N+1` on a node with N GPUs", lambda d: []),
+             "`workshop train --nproc-per-node N+1` on a node with N GPUs", train(*HF_FOUR, one_too_many=True)),
     Scenario("nproc_exceeds_gpus_in_pod", "gpu_assignment_invalid",
-             "torchrun N+1 trainer ranks on N GPUs, as in a pod", lambda d: []),
+             "torchrun N+1 trainer ranks on N GPUs, as in a pod", torchrun(*TRAINER_IN_POD)),
     Scenario("raw_set_device_past_last_gpu", "gpu_assignment_invalid",
-             "torchrun N+1 processes, each `torch.cuda.set_device(LOCAL_RANK)`", torchrun(0, "set-device")),
+             "torchrun N+1 processes, each `torch.cuda.set_device(LOCAL_RANK)`",
+             torchrun("-m", "benchmarks.gpu_faults", "--child", "set-device")),
     Scenario("raw_duplicate_gpu", "gpu_assignment_invalid",
-             "torchrun 2 processes both on GPU 0, an NCCL all-reduce", torchrun(2, "duplicate-gpu"),
+             "torchrun 2 processes both on GPU 0, an NCCL all-reduce",
+             torchrun("-m", "benchmarks.gpu_faults", "--child", "duplicate-gpu", ranks=2),
              env={"NCCL_DEBUG": "WARN"}),
     Scenario("vocab_smaller_than_data", "vocab_mismatch",
              "NullTokenizer --vocab-size 1000 on data with 8,192 token ids (a device-side assert)",
-             train(1, "--tokenizer-type", "NullTokenizer", "--vocab-size", "1000", "--train-iters", "4")),
+             train("--tokenizer-type", "NullTokenizer", "--vocab-size", "1000", "--train-iters", "4")),
     Scenario("socket_ifname_missing", "socket_ifname_bad", "NCCL_SOCKET_IFNAME=nosuch0",
-             train(1, *HF_TOKENIZER, "--train-iters", "4"), env={"NCCL_SOCKET_IFNAME": "nosuch0"}),
+             train(*HF_FOUR), env={"NCCL_SOCKET_IFNAME": "nosuch0"}),
     Scenario("net_plugin_missing_warn", "nccl_net_unavailable",
-             "NCCL_NET='AWS Libfabric' without the plugin, NCCL_DEBUG=WARN", train(1, *HF_TOKENIZER, "--train-iters", "4"),
+             "NCCL_NET='AWS Libfabric' without the plugin, NCCL_DEBUG=WARN", train(*HF_FOUR),
              env={"NCCL_NET": "AWS Libfabric", "NCCL_DEBUG": "WARN"}),
     Scenario("net_ib_forced", "nccl_net_unavailable", "NCCL_NET=IB on a node without InfiniBand",
-             train(1, *HF_TOKENIZER, "--train-iters", "4"), env={"NCCL_NET": "IB", "NCCL_DEBUG": "WARN"}),
+             train(*HF_FOUR), env={"NCCL_NET": "IB", "NCCL_DEBUG": "WARN"}),
     Scenario("net_plugin_missing", "nccl_net_unavailable",
              "NCCL_NET='AWS Libfabric' where the aws-ofi-nccl plugin is not installed",
-             train(1, *HF_TOKENIZER, "--train-iters", "4"), env={"NCCL_NET": "AWS Libfabric"}),
+             train(*HF_FOUR), env={"NCCL_NET": "AWS Libfabric"}),
     Scenario("healthy_nccl_info", "healthy", "a healthy run with NCCL_DEBUG=INFO",
-             train(1, *HF_TOKENIZER, "--train-iters", "6"), env={"NCCL_DEBUG": "INFO"}),
+             train(*HF_TOKENIZER, "--train-iters", "6"), env={"NCCL_DEBUG": "INFO"}),
     Scenario("sigterm_mid_run", "healthy", "SIGTERM to `workshop train` after iteration 3, with --save",
-             train(1, *HF_TOKENIZER, "--train-iters", "100000", "--lr-decay-iters", "1000"),
-             stop_after_iteration=3, save=True),
+             train(*ENDLESS), stop_after_iteration=3, save=True),
     Scenario("sigint_mid_run", "healthy", "SIGINT (Ctrl-C) to `workshop train` after iteration 3, with --save",
-             train(1, *HF_TOKENIZER, "--train-iters", "100000", "--lr-decay-iters", "1000"),
-             stop_after_iteration=3, stop_signal=signal.SIGINT, save=True),
+             train(*ENDLESS), stop_after_iteration=3, stop_signal=signal.SIGINT, save=True),
     Scenario("sigterm_twice", "healthy", "two SIGTERMs half a second apart (stop at once, no save)",
-             train(1, *HF_TOKENIZER, "--train-iters", "100000", "--lr-decay-iters", "1000"),
-             stop_after_iteration=3, stop_twice=True, save=True),
+             train(*ENDLESS), stop_after_iteration=3, stop_twice=True, save=True),
 ]  # fmt: skip
 
 
@@ -124,16 +135,7 @@ def gpu_processes() -> list[str]:
 
 def run(s: Scenario, data: str, out: Path, gpus: int, timeout: float) -> dict[str, Any]:
     log = out / f"{s.name}.log"
-    if s.name == "nproc_exceeds_gpus":
-        cmd = train(gpus + 1, *HF_TOKENIZER, "--train-iters", "4")(data)
-    elif s.name == "nproc_exceeds_gpus_in_pod":
-        cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node",
-               str(gpus + 1), "-m", "workshop_lib.train", *TINY, "--data-path", data, *HF_TOKENIZER,
-               "--train-iters", "4"]  # fmt: skip
-    elif s.name == "raw_set_device_past_last_gpu":
-        cmd = torchrun(gpus + 1, "set-device")(data)
-    else:
-        cmd = s.command(data)
+    cmd = s.command(data, gpus)
     ckpt = out / f"{s.name}_ckpt"
     if s.save:
         cmd += ["--save", str(ckpt), "--save-interval", "100000"]

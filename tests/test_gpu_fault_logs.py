@@ -128,3 +128,16 @@ def test_the_script_skips_without_cuda():
         capture_output=True, text=True, cwd=REPO, timeout=120, check=False,
     )  # fmt: skip
     assert out.returncode == 0 and "no CUDA device here; skipped" in out.stdout, out.stderr[-2000:]
+
+
+def test_each_scenario_builds_its_command_for_the_machines_gpus():
+    """What the device ran, rebuilt here: more ranks than GPUs where the scenario says so, the data
+    prefix put in, argument lists only (no shell)."""
+    for gpus in (1, 8):
+        cmds = {s.name: s.command("/data/p_text_document", gpus) for s in SCENARIOS}
+        for name, cmd in cmds.items():
+            assert cmd[0] == sys.executable and all(isinstance(a, str) and "{" not in a for a in cmd), name
+        ranks = {n: c[c.index("--nproc-per-node") + 1] for n, c in cmds.items()}
+        assert ranks["nproc_exceeds_gpus"] == ranks["nproc_exceeds_gpus_in_pod"] == str(gpus + 1)
+        assert ranks["raw_duplicate_gpu"] == "2" and ranks["healthy_nccl_info"] == "1"
+        assert "/data/p_text_document" in cmds["nproc_exceeds_gpus_in_pod"]
