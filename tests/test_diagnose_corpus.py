@@ -2333,3 +2333,35 @@ def test_the_seventy_seventh_batchs_wording_families():
     )
     _assert_benign([clone, "  • Generation KL Error: 0.0004", "Mean Squared Error: 2.5e-03"])
     _assert_unknown(["KeyError: 0", "[rank0]: ZeroDivisionError: 3"])
+
+
+def test_the_seventy_eighth_batchs_wording_families():
+    """torch 1.x's "invalid device ordinal"; a ds_config "auto" that no trainer argument fills; a log
+    that ends inside a traceback, its exception line lost (not a healthy log)."""
+    _assert_named({
+        "RuntimeError: cuda runtime error (10) : invalid device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33": "gpu_assignment_invalid",
+        "THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=33 error=10 : invalid device ordinal": "gpu_assignment_invalid",
+        "ValueError: `zero_optimization.prefetch_bucket_size` not found in kwargs. Please specify "
+        "`zero_optimization.prefetch_bucket_size` without `auto` (set to correct value) in the DeepSpeed "
+        "config file or pass it in kwargs.": "deepspeed_config_invalid",
+    })  # fmt: skip
+    # NCCL's own wording of a driver too old for its build is not a rank without a GPU
+    _assert_unknown(
+        ["[1,0]<stdout>:8470dd07de42:174:239 [0] init.cc:895 NCCL WARN Cuda failure 'invalid device ordinal'"]
+    )
+    cut = [
+        '  File "/opt/Megatron-Bridge/src/megatron/bridge/training/config.py", line 1087, in validate',
+        "    assert self.model.seq_length == data_seq_length, (",
+        "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^",
+    ]
+    v = verdict(cut)
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [cut[1]]
+    tagged = [
+        '[rank3]:   File "/x/trainer.py", line 3157, in _save_checkpoint',
+        "[rank3]:     os.renames(a, b)",
+    ]
+    assert [u["line"] for u in verdict(tagged).unrecognised] == [tagged[1]]
+    # ... but a traceback that reaches its exception line, or iterations logged after it, is judged as before
+    for end in ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 1 got signal: 2",
+                "[rank0]: KeyboardInterrupt", " iteration       10/     100 | lm loss: 2.5E+00 |"):  # fmt: skip
+        assert cut[1] not in [u["line"] for u in verdict([*cut, end]).unrecognised], end

@@ -201,6 +201,8 @@ _VALIDATION = re.compile(F.VALIDATION_LINE_PATTERN)
 _SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
 _LAUNCHER_KILL = re.compile(F.LAUNCHER_KILL_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
+_TRACEBACK_FRAME = re.compile(F.TRACEBACK_FRAME_PATTERN)
+_PREFIXED_INDENT = re.compile(F.RANK_TAGS_PATTERN + r"\s{2}")  # a frame's source or caret line, tags and all
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
 _TABLE_HOST = re.compile(F.NCCL_TESTS_RANK_PATTERN)
@@ -892,6 +894,22 @@ class _Scan:
                          "with no error before it and no step after it: a dump taken of a run that "
                          f"stopped; its innermost frames show what each process waits for. {f.explanation}")  # fmt: skip
 
+    def _cut_traceback(self) -> None:
+        """A log that ends inside a traceback: its last source line is listed as an unknown failure.
+
+        Called only when nothing else was found: the exception line that would have named the
+        failure is missing (F.TRACEBACK_FRAME_PATTERN), but a crash it was.
+        """
+        last = [(n, line) for n, line in self.tail if line.strip()][-F.CUT_TRACEBACK_LINES :]
+        frames = [k for k, (_, line) in enumerate(last) if _TRACEBACK_FRAME.search(line)]
+        if not frames or last[frames[-1]][0] <= self.last_step_line:
+            return
+        after = last[frames[-1] + 1 :]
+        if all(_PREFIXED_INDENT.match(line) for _, line in after):  # source and caret lines only
+            number, line = next((u for u in after if u[1].strip(" ^~") and not u[1].rstrip().endswith("^")),
+                                last[frames[-1]])  # fmt: skip
+            self.unrecognised.append({"line_number": number, "line": _clip(line)})
+
     def _validation_only_nan(self) -> None:
         """A NaN loss only in validation reports, and training steps with a finite loss after the
         last of them (F.VALIDATION_LINE_PATTERN): not a diverging run, an unknown failure."""
@@ -997,6 +1015,8 @@ class _Scan:
         self._silent_kill()
         if not self._found_error() and not self.unrecognised:
             self._stack_dump()
+        if not self.found and not self.unrecognised:
+            self._cut_traceback()
         hosts = len(self.table_hosts)  # nccl-tests' table, when the log has one, names every rank's host
         hops_one_node = self.intra_node_hops and not self.inter_node_hops
         # (an excerpt of a multi-node job may hold one node's tagged lines: a hop through the network cancels it)
