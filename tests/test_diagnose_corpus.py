@@ -2365,3 +2365,22 @@ def test_the_seventy_eighth_batchs_wording_families():
     for end in ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 1 got signal: 2",
                 "[rank0]: KeyboardInterrupt", " iteration       10/     100 | lm loss: 2.5E+00 |"):  # fmt: skip
         assert cut[1] not in [u["line"] for u in verdict([*cut, end]).unrecognised], end
+
+
+def test_the_eightieth_batchs_wording_families():
+    """A C++ CHECK that aborts the process (glog/absl, XLA's GPU compiler) is a failure the verdict
+    lists; WebDataset's refusal of a multi-node pipeline without a node splitter is a refused input."""
+    check = "F0105 23:50:34.026692   34204 nccl_all_reduce_thunk.cc:175] Check failed: reduction_kind.has_value() "
+    v = verdict(
+        [
+            check,
+            "*** Check failure stack trace: ***",
+            "    @     0x7f16cadf093d  absl::LogMessageFatal::~LogMessageFatal()",
+        ]
+    )
+    assert v.primary is None and v.unrecognised[0]["line"] == check
+    _assert_unknown(["*** Check failure stack trace: ***"])
+    _assert_named({
+        "ValueError: you need to add an explicit nodesplitter to your input pipeline for multi-node training": "train_flags_invalid",
+    })  # fmt: skip
+    _assert_benign(["I0105 23:50:34.026692 34204 gpu_compiler.cc:175] Checking whether the module fits"])

@@ -304,6 +304,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # NVSHMEM's check of a call ("team_internal.cpp:786: non-zero status: 7 Mapping ... failed")
     r"\.(?:cpp|cu|c):\d+: non-zero status: \d+",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
+    # glog/absl's CHECK in C++ (XLA, TensorFlow, PyTorch's c10): fatal by definition, and the process
+    # aborts after its stack trace ("F0105 23:50:34.026692 34204 nccl_all_reduce_thunk.cc:175] Check
+    # failed: reduction_kind.has_value()", then "*** Check failure stack trace: ***")
+    r"\.(?:cc|cpp|h):\d+\] Check failed: ",
+    r"\*\*\* Check failure stack trace: \*\*\*",
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     # glog's error level in Go (Kubernetes controllers, operators, device plugins). Only .go files:
     # the gate ".go:" is rare in training logs, where ".py:" and ".cpp:" fill warnings and NCCL lines
@@ -1923,6 +1928,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
+            # WebDataset refusing a multi-node pipeline with no rule for splitting its shards between
+            # the nodes (FSDP/DDP: "you need to add an explicit nodesplitter to your input pipeline
+            # for multi-node training"), on purpose, as its maintainer says
+            r"\byou need to add an explicit nodesplitter to your input pipeline\b",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... Hydra finding no config group or file the recipe names, and a value outside a
