@@ -2384,3 +2384,19 @@ def test_the_eightieth_batchs_wording_families():
         "ValueError: you need to add an explicit nodesplitter to your input pipeline for multi-node training": "train_flags_invalid",
     })  # fmt: skip
     _assert_benign(["I0105 23:50:34.026692 34204 gpu_compiler.cc:175] Checking whether the module fits"])
+
+
+def test_the_eighty_first_batchs_wording_families():
+    """A CUDA device-side assert on its own (wrapped before its closing backquote, too) is a failure
+    the verdict lists, and so is Transformer Engine left with no attention backend."""
+    wrapped = [
+        "Assertion `idx_dim >= 0 && idx_dim < index_size &&",
+        '           "scatter gather kernel index out of bounds"` failed.',
+    ]
+    assert [u["line"] for u in verdict(wrapped).unrecognised] == [wrapped[0]]
+    _assert_unknown([
+        "/pytorch/aten/src/ATen/native/cuda/ScatterGatherKernel.cu:144: operator(): block: [0,0,0], thread: "
+        "[0,0,0] Assertion `idx_dim >= 0 && idx_dim < index_size && \"index out of bounds\"` failed.",
+        "DEBUG:DotProductAttention:Selected backend = NoBackend",
+    ])  # fmt: skip
+    _assert_benign(["DEBUG:DotProductAttention:Selected backend = FlashAttention (version 2.7.4)"])

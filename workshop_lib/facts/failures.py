@@ -304,6 +304,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # NVSHMEM's check of a call ("team_internal.cpp:786: non-zero status: 7 Mapping ... failed")
     r"\.(?:cpp|cu|c):\d+: non-zero status: \d+",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
+    # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
+    # also when a terminal wrapped it before its closing backquote
+    r"\bAssertion `[^`]*(?:` failed|$)",
+    # Transformer Engine finding no attention backend for the inputs (its DEBUG selection log says
+    # which setting disabled each one): the layer cannot run
+    r"\bSelected backend = NoBackend\b",
     # glog/absl's CHECK in C++ (XLA, TensorFlow, PyTorch's c10): fatal by definition, and the process
     # aborts after its stack trace ("F0105 23:50:34.026692 34204 nccl_all_reduce_thunk.cc:175] Check
     # failed: reduction_kind.has_value()", then "*** Check failure stack trace: ***")
