@@ -119,6 +119,18 @@ def run_logged(cmd: list[str], log: Path, timeout: float) -> tuple[int, float]:
     return code, time.perf_counter() - start
 
 
+def prep_data(out: Path, timeout: float) -> str | None:
+    """The sample corpus tokenized into ``out/data`` by ``workshop prep-data`` (its output in
+    ``out/prep_data.log``): the data prefix for ``--data-path``, or None when prep-data failed."""
+    prefix = out / "data" / "techpulse"
+    code, _ = run_logged(
+        cli("prep-data", "--input", str(CORPUS), "--output-prefix", str(prefix), "--append-eod",
+            "--tokenizer-model", str(TOKENIZER), "--json"),
+        out / "prep_data.log", timeout,
+    )  # fmt: skip
+    return f"{prefix}_text_document" if code == 0 else None
+
+
 def environment() -> dict[str, Any]:
     import torch
 
@@ -430,17 +442,10 @@ def main() -> int:
         "peak_bf16_tflops": lookup_gpu(args.gpu).bf16_tflops,
         "runs": {},
     }
-    data = args.data_prefix
+    data = args.data_prefix or prep_data(out, args.timeout)
     if not data:
-        code, secs = run_logged(
-            cli("prep-data", "--input", str(CORPUS), "--output-prefix", str(out / "data" / "techpulse"),
-                "--append-eod", "--tokenizer-model", str(TOKENIZER), "--json"),
-            out / "prep_data.log", args.timeout,
-        )  # fmt: skip
-        if code != 0:
-            print(f"bench_gpu: prep-data exited {code}; see {out / 'prep_data.log'}", file=sys.stderr)
-            return 1
-        data = str(out / "data" / "techpulse_text_document")
+        print(f"bench_gpu: prep-data failed; see {out / 'prep_data.log'}", file=sys.stderr)
+        return 1
     vocab = json.loads((TOKENIZER / "tokenizer.json").read_text())["model"]["vocab"]
     if args.only and "saved" in args.only:
         cases = [{**c, "seq-length": 128, "hidden-size": 256, "ffn-hidden-size": 704, "num-attention-heads": 4,

@@ -30,9 +30,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-REPO = Path(__file__).resolve().parents[1]
-TOKENIZER = REPO / "data" / "tokenizer"
-CORPUS = REPO / "data" / "techpulse_sample.jsonl"
+from benchmarks.bench_gpu import REPO, TOKENIZER, cli, prep_data
 
 TINY = [
     "--num-layers", "2", "--hidden-size", "64", "--num-attention-heads", "4", "--ffn-hidden-size", "176",
@@ -60,13 +58,9 @@ class Scenario:
     save: bool = False
 
 
-def workshop(*args: str) -> list[str]:
-    return [sys.executable, "-m", "workshop_lib.cli", *args]
-
-
 def train(*flags: str, one_too_many: bool = False) -> Command:
     """``workshop train`` on one GPU, or on one process more than the machine has GPUs."""
-    return lambda data, gpus: workshop(
+    return lambda data, gpus: cli(
         "train", "--nproc-per-node", str(gpus + 1 if one_too_many else 1), "--", *TINY, "--data-path",
         data, *flags,
     )  # fmt: skip
@@ -216,16 +210,10 @@ def main() -> int:
     gpus = torch.cuda.device_count()
     out = Path(args.out).resolve()
     out.mkdir(parents=True, exist_ok=True)
-    prefix = out / "data" / "techpulse"
-    prep = subprocess.run(
-        workshop("prep-data", "--input", str(CORPUS), "--output-prefix", str(prefix), "--append-eod",
-                 "--tokenizer-model", str(TOKENIZER), "--json"),
-        capture_output=True, text=True, cwd=REPO, timeout=args.timeout, check=False,
-    )  # fmt: skip
-    if prep.returncode != 0:
-        print(f"gpu_faults: prep-data exited {prep.returncode}: {prep.stderr[-2000:]}", file=sys.stderr)
+    data = prep_data(out, args.timeout)
+    if data is None:
+        print(f"gpu_faults: prep-data failed; see {out / 'prep_data.log'}", file=sys.stderr)
         return 1
-    data = f"{prefix}_text_document"
     chosen = [s for s in SCENARIOS if not args.only or s.name in args.only]
     results: dict[str, Any] = {
         "environment": {

@@ -2361,6 +2361,8 @@ def test_the_seventy_eighth_batchs_wording_families():
         "[rank3]:     os.renames(a, b)",
     ]
     assert [u["line"] for u in verdict(tagged).unrecognised] == [tagged[1]]
+    # the marks under a source line are never the line listed, tagged or not, ending in ^ or ~
+    assert [u["line"] for u in verdict([*tagged, "[rank3]:     ^^^^^^^~~~~~~"]).unrecognised] == [tagged[1]]
     # ... but a traceback that reaches its exception line, or iterations logged after it, is judged as before
     for end in ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 1 got signal: 2",
                 "[rank0]: KeyboardInterrupt", " iteration       10/     100 | lm loss: 2.5E+00 |"):  # fmt: skip

@@ -203,6 +203,7 @@ _LAUNCHER_KILL = re.compile(F.LAUNCHER_KILL_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _TRACEBACK_FRAME = re.compile(F.TRACEBACK_FRAME_PATTERN)
 _PREFIXED_INDENT = re.compile(F.RANK_TAGS_PATTERN + r"\s{2}")  # a frame's source or caret line, tags and all
+_CARETS = re.compile(F.RANK_TAGS_PATTERN + r"\s*[\^~]+\s*$")  # Python 3.11+'s marks under a source line
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
 _TABLE_HOST = re.compile(F.NCCL_TESTS_RANK_PATTERN)
@@ -598,9 +599,9 @@ class _Scan:
         if weak:
             self._weak(line, number, weak)
         if everything or not _RETRACT_TARGETS.isdisjoint(targets):  # (a set test: most lines have none)
-            for warning, retraction in _RETRACTED:
+            for i, (_, retraction) in enumerate(_RETRACTED):
                 if retraction.search(line):  # the program took its warning back: no longer a failure
-                    self._retract(warning)
+                    self._retract(i)
         if (everything or ("benign", 0) in targets) and _BENIGN.search(line):
             return  # part of every healthy start: never a finding, never an unknown error
         sigs = range(len(_SIGS)) if everything else sorted(i for kind, i in targets if kind == "sig")
@@ -654,11 +655,12 @@ class _Scan:
             starts.pop(0)
         return starts
 
-    def _retract(self, warning: re.Pattern[str]) -> None:
-        """Drop the listed lines a retraction took back, and give their ranks those places again (a
+    def _retract(self, i: int) -> None:
+        """Drop the listed lines retraction ``i`` took back, and give their ranks those places again (a
         rank's later error lines must still be listed: F.UNRECOGNISED_PER_RANK counts what is shown);
         the warnings taken back no longer make a launcher's kill look explained (``_silent_kill``)."""
-        self.retractable.discard(next(i for i, (w, _) in enumerate(_RETRACTED) if w is warning))
+        self.retractable.discard(i)
+        warning = _RETRACTED[i][0]
         kept = []
         for u in self.unrecognised:
             if warning.search(u["line"]):
@@ -906,8 +908,7 @@ class _Scan:
             return
         after = last[frames[-1] + 1 :]
         if all(_PREFIXED_INDENT.match(line) for _, line in after):  # source and caret lines only
-            number, line = next((u for u in after if u[1].strip(" ^~") and not u[1].rstrip().endswith("^")),
-                                last[frames[-1]])  # fmt: skip
+            number, line = next((u for u in after if not _CARETS.match(u[1])), last[frames[-1]])
             self.unrecognised.append({"line_number": number, "line": _clip(line)})
 
     def _validation_only_nan(self) -> None:
