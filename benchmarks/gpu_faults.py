@@ -6,10 +6,11 @@ time limit each, writes every log to DIR and ``DIR/results.json`` with each run'
 seconds, and ``workshop monitor diagnose``'s primary label and evidence line against the label
 expected. The CPU fault-injection suite (``tests/test_fault_injection.py``) cannot reach these:
 CUDA's and NCCL's own wording for a rank without a GPU, two ranks on one GPU, a device-side
-assert, NCCL's bootstrap and network-plugin errors, NCCL's INFO output of a healthy run, and a
-SIGTERM that must leave a saved checkpoint and no process on the GPU.
+assert, NCCL's bootstrap and network-plugin errors, NCCL's INFO output of a healthy run, fp16's
+dynamic loss scale (it lives on the GPU), a process that sees no GPU at all, and a SIGTERM that
+must leave a saved checkpoint and no process on the GPU.
 
-The logs it brought back are kept as fixtures (``tests/fixtures/logs/gpu_*.log``) and held by
+The logs it brought back are kept as fixtures (``tests/fixtures/gpu/faults/``) and held by
 ``tests/test_gpu_fault_logs.py``; the table is ``benchmarks/results/gpu_faults.md``. Without CUDA
 it says so and exits 0. ``--child`` is the torchrun payload of the raw-torch scenarios.
 """
@@ -58,10 +59,12 @@ class Scenario:
     save: bool = False
 
 
-def train(*flags: str, one_too_many: bool = False) -> Command:
-    """``workshop train`` on one GPU, or on one process more than the machine has GPUs."""
+def train(*flags: str, one_too_many: bool = False, fp16: bool = False) -> Command:
+    """``workshop train`` on one GPU, or on one process more than the machine has GPUs; ``fp16``
+    swaps TINY's bf16 for fp16 with Megatron's dynamic loss scale (CUDA only: its scaler lives there)."""
+    base = [*TINY[:-1], "--fp16"] if fp16 else TINY
     return lambda data, gpus: cli(
-        "train", "--nproc-per-node", str(gpus + 1 if one_too_many else 1), "--", *TINY, "--data-path",
+        "train", "--nproc-per-node", str(gpus + 1 if one_too_many else 1), "--", *base, "--data-path",
         data, *flags,
     )  # fmt: skip
 
@@ -106,6 +109,24 @@ SCENARIOS = [
              train(*HF_FOUR), env={"NCCL_NET": "AWS Libfabric"}),
     Scenario("healthy_nccl_info", "healthy", "a healthy run with NCCL_DEBUG=INFO",
              train(*HF_TOKENIZER, "--train-iters", "6"), env={"NCCL_DEBUG": "INFO"}),
+    # Added in the second lease (2026-11-27); expectations written before the first run.
+    Scenario("fp16_loss_scale_warmup", "healthy",
+             "fp16 from Megatron's initial loss scale 2^32: the first iterations are skipped, then it trains",
+             train(*HF_TOKENIZER, "--train-iters", "40", fp16=True)),
+    # Written as skipped_iterations before the run; the diagnoser named nan_loss (the loss scale
+    # collapsing to 8 with every step skipped), the cause rather than its symptom: see gpu_faults.md.
+    Scenario("fp16_diverged", "nan_loss",
+             "fp16 with --lr 1e5 --clip-grad 0: after its first update every step overflows and is skipped",
+             train(*HF_TOKENIZER, "--train-iters", "40", "--lr", "1e5", "--clip-grad", "0", fp16=True)),
+    Scenario("no_gpu_visible", "gpu_assignment_invalid",
+             "CUDA_VISIBLE_DEVICES='' (a pod without its GPU), the script sets its device",
+             torchrun("-m", "benchmarks.gpu_faults", "--child", "set-device", ranks=1),
+             env={"CUDA_VISIBLE_DEVICES": ""}),
+    Scenario("healthy_debug_detail", "healthy",
+             "a healthy run with TORCH_DISTRIBUTED_DEBUG=DETAIL, TORCH_CPP_LOG_LEVEL=INFO, NCCL_DEBUG=INFO, all subsystems",
+             train(*HF_TOKENIZER, "--train-iters", "6"),
+             env={"TORCH_DISTRIBUTED_DEBUG": "DETAIL", "TORCH_CPP_LOG_LEVEL": "INFO", "NCCL_DEBUG": "INFO",
+                  "NCCL_DEBUG_SUBSYS": "ALL"}),
     Scenario("sigterm_mid_run", "healthy", "SIGTERM to `workshop train` after iteration 3, with --save",
              train(*ENDLESS), stop_after_iteration=3, save=True),
     Scenario("sigint_mid_run", "healthy", "SIGINT (Ctrl-C) to `workshop train` after iteration 3, with --save",
@@ -166,7 +187,7 @@ def run(s: Scenario, data: str, out: Path, gpus: int, timeout: float) -> dict[st
     from workshop_lib.monitor.diagnose import verdict
 
     v = verdict(log)
-    result["diagnosis"] = v.primary or "healthy"
+    result["diagnosis"] = v.primary or ("unknown" if v.unrecognised else "healthy")
     result["evidence"] = v.findings[0].line if v.primary else None
     result["unrecognised"] = [u["line"][:300] for u in v.unrecognised[:3]]
     result["ok"] = result["diagnosis"] == s.expect

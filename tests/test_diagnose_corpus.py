@@ -2402,3 +2402,15 @@ def test_the_eighty_first_batchs_wording_families():
         "DEBUG:DotProductAttention:Selected backend = NoBackend",
     ])  # fmt: skip
     _assert_benign(["DEBUG:DotProductAttention:Selected backend = FlashAttention (version 2.7.4)"])
+
+
+def test_the_eighty_second_batchs_wording_families():
+    """A process that sees no GPU at all, and SageMaker model parallel asked for more processes than
+    the instance's GPUs, are a rank without a GPU of its own (gpu_assignment_invalid)."""
+    _assert_named({
+        "RuntimeError: No CUDA GPUs are available": "gpu_assignment_invalid",
+        "RuntimeError: CUDA error: no CUDA-capable device is detected": "gpu_assignment_invalid",
+        "[1,2]<stderr>:RuntimeError: The number of node-local MPI processes 8cannot be larger than the "
+        "device count 4": "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign(["torch.cuda.device_count() = 8; the number of node-local MPI processes is 8"])

@@ -1706,6 +1706,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",
             r"(?<=error=10 : )invalid device ordinal",
+            # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
+            # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
+            # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
+            r"No CUDA GPUs are available",
+            r"(?<=CUDA error: )no CUDA-capable device is detected",
+            # SageMaker model parallel (smp) with processes_per_host above the instance's GPUs
+            r"node-local MPI processes \d+ ?(?=cannot be larger than the device count)",
             # the kit's trainer says so before it asks (train/device.py)
             r"workshop train: error: \d+ processes on this node, but it shows \d+ GPU",
         ),
