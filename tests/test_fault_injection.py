@@ -394,9 +394,28 @@ def test_vocabulary_smaller_than_the_data_is_named(data, tmp_path):
 # --- numerics ---------------------------------------------------------------------------------------
 
 
-def test_diverging_learning_rate_is_nan_loss(data, tmp_path):
+def test_diverging_learning_rate_stops_every_rank_at_the_first_nan_loss(data, tmp_path):
+    """Megatron-LM's default: the first NaN loss stops the run, before it is saved; the last rank
+    says so in one line, and the newest checkpoint is the last finite one."""
+    log, ckpt = tmp_path / "train.log", tmp_path / "ckpt"
+    flags = tiny_flags(data, lr=1e5, **{"clip-grad": 0, "train-iters": 8, "save": ckpt, "save-interval": 1})
+    assert run(workshop_train(flags), log) == 1
+    text = log.read_text()
+    m = re.search(
+        r"\[rank 1\] workshop train: error: the run diverged at iteration (\d+) \(lm loss is nan\)", text
+    )
+    assert m and text.count("the run diverged at iteration") == 1, text[-3000:]
+    nan_at = int(m[1])
+    assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == str(nan_at - 1)
+    assert not (ckpt / f"iter_{nan_at:07d}").exists() and f"iteration {nan_at + 1:>8}/" not in text
+    assert_diagnosed(log, "nan_loss", rf"iteration +{nan_at}/ +8 \|.*number of nan iterations: +1")
+
+
+def test_no_check_for_nan_trains_on_through_nan_loss(data, tmp_path):
     log = tmp_path / "train.log"
-    assert run(workshop_train(tiny_flags(data, lr=1e5, **{"clip-grad": 0})), log) == 0
+    flags = tiny_flags(data, lr=1e5, **{"clip-grad": 0, "no-check-for-nan-in-loss-and-grad": True})
+    assert run(workshop_train(flags), log) == 0
+    assert "the run diverged" not in log.read_text()
     assert_diagnosed(log, "nan_loss", r"iteration +\d+/ +4 \|.*number of nan iterations: +[1-9]")
 
 

@@ -494,6 +494,8 @@ class Trainer:
                     memory_reported = True
                 interval_loss, interval_iters, skipped, nan_iters = {}, 0, 0, 0
                 t_interval = time.time()
+            if not args.no_check_for_nan_in_loss_and_grad and self._diverged(loss):
+                return 1
             if (
                 self.valid_iter is not None
                 and args.eval_interval
@@ -519,6 +521,31 @@ class Trainer:
         self.save()
         _print_rank0(f"[after training is done] iteration {state.iteration}/{args.train_iters}")
         return 0
+
+    def _diverged(self, loss: dict[str, float]) -> bool:
+        """Whether any rank's loss of this iteration is NaN or Inf (one all-reduce, every rank).
+
+        Megatron-LM stops a run at its first NaN loss by default (``--no-check-for-nan-in-loss-and-grad``
+        turns that off): its weights are NaN from then on, and every later iteration, and every
+        checkpoint saved, only costs GPU hours. All ranks agree before any of them saves, so the
+        last good checkpoint stays the newest; the last rank says so in one line (exit 1).
+        """
+        bad = {k: v for k, v in loss.items() if math.isnan(v) or math.isinf(v)}
+        flag = torch.tensor([1.0 if bad else 0.0], device=self.device.torch_device)
+        torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
+        if not flag.item():
+            return False
+        if bad and _is_last_rank():
+            losses = ", ".join(f"{k} is {v}" for k, v in bad.items())
+            print(
+                f"[rank {torch.distributed.get_rank()}] workshop train: error: the run diverged at iteration "
+                f"{self.state.iteration} ({losses}); nothing of this iteration was saved. Resume from the last "
+                "checkpoint with a lower --lr or longer --lr-warmup-iters (--bf16 rather than --fp16, "
+                "--clip-grad 1.0), or pass --no-check-for-nan-in-loss-and-grad to train on regardless",
+                file=sys.stderr,
+                flush=True,
+            )
+        return True
 
     def close(self) -> None:
         self.scalars.close()
