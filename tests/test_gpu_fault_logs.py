@@ -58,8 +58,6 @@ def test_the_failures_exit_as_failures_and_the_stops_as_stops():
     for name, r in RESULTS.items():
         if name == "nproc_exceeds_gpus":
             assert r["exit"] == 2  # a usage error, before any rank started
-        elif name == "fp16_diverged":
-            assert r["exit"] == 0  # Megatron's fp16 optimizer skips overflowing steps; it never stops
         elif EXPECTED[name] != "healthy":
             assert r["exit"] == 1, name
     assert RESULTS["healthy_nccl_info"]["exit"] == 0
@@ -155,12 +153,12 @@ def test_each_scenario_builds_its_command_for_the_machines_gpus():
         assert "/data/p_text_document" in cmds["nproc_exceeds_gpus_in_pod"]
 
 
-def _loss_scales(name: str) -> list[tuple[int, float, int]]:
+def _loss_scales(log: str) -> list[tuple[int, float, int]]:
     """(iteration, loss scale, skipped) of each iteration line the run printed."""
     import re
 
     rows = []
-    for line in _log(name).splitlines():
+    for line in log.splitlines():
         m = re.search(r"iteration +(\d+)/.*loss scale: ([\d.]+) \| .*skipped iterations: +(\d+)", line)
         if m:
             rows.append((int(m[1]), float(m[2]), int(m[3])))
@@ -168,20 +166,28 @@ def _loss_scales(name: str) -> list[tuple[int, float, int]]:
 
 
 def test_fp16_warm_up_is_healthy_and_the_diverged_run_is_named_for_its_cause():
-    """The same fp16 loss scale seen twice on the GPU: halving from 2^32 while the first steps are
-    skipped (every fp16 run starts so, and an overflow later halves it once: healthy), and, at --lr 1e5, one update after which every
-    step overflows and the scale falls to its floor with no loss printed again (nan_loss: the run
-    diverged; its fix is the learning rate and bf16, not the loss scale)."""
-    warm = _loss_scales("fp16_loss_scale_warmup")
+    """The same fp16 loss scale seen on the GPU: halving from 2^32 while the first steps are
+    skipped (every fp16 run starts so, and an overflow later halves it once: healthy), and, at
+    --lr 1e5, two updates after which every step overflowed. Before the trainer's NaN stop that run
+    trained on to the end, the scale at its floor and no loss printed again, with exit 0; the
+    diagnoser named it nan_loss (the run diverged: the fix is the learning rate and bf16, not the
+    loss scale). Now the NaN loss of its first skipped step stops it there, saving nothing."""
+    warm = _loss_scales(_log("fp16_loss_scale_warmup"))
     first = next(i for i, (_, _, skipped) in enumerate(warm) if not skipped)
     assert first >= 10 and all(skipped for _, _, skipped in warm[:first])
     later = [skipped for _, _, skipped in warm[first:]]
     assert sum(later) <= 2 and warm[-1][1] >= 2**16  # an overflow now and then halves it; no collapse
-    diverged = _loss_scales("fp16_diverged")
+    through = (FAULTS.parent / "fp16_diverged_trained_through.log").read_text()
+    diverged = _loss_scales(through)
     updates = [it for it, _, skipped in diverged if not skipped]
     assert updates and all(skipped for it, _, skipped in diverged if it > updates[-1])
     assert diverged[-1][1] == 1.0 and diverged[-1][0] - updates[-1] >= 20
-    assert verdict(_log("fp16_diverged")).primary == "nan_loss"
+    assert verdict(through).primary == "nan_loss"
+    stopped = _log("fp16_diverged")
+    rows = _loss_scales(stopped)
+    assert rows[-1][0] == updates[-1] + 1 and rows[-1][2] == 1  # the first overflow after the updates
+    assert f"error: the run diverged at iteration {rows[-1][0]} (lm loss is nan)" in stopped
+    assert RESULTS["fp16_diverged"]["exit"] == 1 and RESULTS["fp16_diverged"]["first_call"]["exit"] == 0
 
 
 def test_a_process_that_sees_no_gpu_is_named():
