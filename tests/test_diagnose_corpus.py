@@ -2414,3 +2414,15 @@ def test_the_eighty_second_batchs_wording_families():
         "device count 4": "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_benign(["torch.cuda.device_count() = 8; the number of node-local MPI processes is 8"])
+
+
+def test_the_eighty_third_batchs_wording_families():
+    """nanoGPT's assert that its gradient-accumulation steps (the global batch in micro-batches)
+    divide by the world size is the batch arithmetic failing, over a bare AssertionError."""
+    for source in (
+        "    assert gradient_accumulation_steps % world_size == 0",
+        "    assert gradient_accumulation_steps % ddp_world_size == 0",
+        "    assert grad_acc_steps % dp_size == 0",
+    ):
+        assert verdict([source, "AssertionError"]).primary == "batch_size_not_divisible", source
+    assert verdict(["    assert gradient_accumulation_steps > 0", "AssertionError"]).primary is None

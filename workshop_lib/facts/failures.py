@@ -568,10 +568,12 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"client socket has failed to connect|DistNetworkError|(?<!error of type )RendezvousConnectionError",
     ),
     # A traceback's own source line, made a finding by the exception the log then shows: an assert
-    # that the batch size divides by the device count, with a bare AssertionError (no message) ...
+    # that the batch size (or nanoGPT's gradient_accumulation_steps, the global batch counted in
+    # micro-batches) divides by the device count, with a bare AssertionError (no message) ...
     (
         "batch_size_not_divisible",
-        _SOURCE_LINE + r"assert\s+\(?[\w.\[\]'\"]*batch[_ ]?size\w*\s*%\s*.+==\s*0",
+        _SOURCE_LINE
+        + r"assert\s+\(?[\w.\[\]'\"]*(?:batch[_ ]?size|grad(?:ient)?_acc(?:um(?:ulation)?)?_steps)\w*\s*%\s*.+==\s*0",
         r"\bAssertionError\b",
     ),
     # ... a device-side assert raised out of the embedding lookup (its own source line in the
