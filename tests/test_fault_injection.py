@@ -402,13 +402,24 @@ def test_diverging_learning_rate_stops_every_rank_at_the_first_nan_loss(data, tm
     assert run(workshop_train(flags), log) == 1
     text = log.read_text()
     m = re.search(
-        r"\[rank 1\] workshop train: error: the run diverged at iteration (\d+) \(lm loss is nan\)", text
+        r"\[rank 1\] workshop train: error: the run diverged at iteration (\d+) \(lm loss is nan", text
     )
     assert m and text.count("the run diverged at iteration") == 1, text[-3000:]
     nan_at = int(m[1])
     assert (ckpt / "latest_checkpointed_iteration.txt").read_text().strip() == str(nan_at - 1)
     assert not (ckpt / f"iter_{nan_at:07d}").exists() and f"iteration {nan_at + 1:>8}/" not in text
     assert_diagnosed(log, "nan_loss", rf"iteration +{nan_at}/ +8 \|.*number of nan iterations: +1")
+
+
+def test_the_trainers_divergence_line_is_nan_loss_for_a_gradient_norm_too():
+    """With --log-interval above 1 the stop's own line may be the only evidence in the log."""
+    from workshop_lib.monitor.diagnose import verdict
+
+    line = (
+        "[rank 7] workshop train: error: the run diverged at iteration 1200 (grad norm is inf); nothing "
+        "of this iteration was saved. Resume from the last checkpoint with a lower --lr"
+    )
+    assert verdict([line]).primary == "nan_loss"
 
 
 def test_no_check_for_nan_trains_on_through_nan_loss(data, tmp_path):

@@ -1623,6 +1623,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\s*\d+\s+images/sec: .*\)\s+[-+]?(?:nan|NaN|inf|Inf)\s*$",
             # a bare "<step> <loss>" print (yanmtt#7)
             r"^\s*\d+\s+[-+]?(?:nan|NaN|NAN|inf|Inf)\s*$",
+            # the kit's trainer stopping at the first NaN/Inf loss or gradient norm (train/trainer.py)
+            r"the run diverged at iteration \d+ \(",
             # a trainer's own divergence check (MLPerf's UNet3D reference: "MODEL DIVERGED")
             r"\bMODEL DIVERGED\b|\b[Mm]odel (?:has )?diverged\b",
             # a trainer's running mean of its losses refusing a non-finite one (yolact's MovingAverage:

@@ -174,7 +174,7 @@ FLAGS: tuple[Flag, ...] = (
     _f("exit-signal-handler", bool, TRAIN, help="save and exit on SIGTERM (always on in this trainer)"),
     # Megatron-LM's store_false spelling: checking is the default there and here
     _f("no-check-for-nan-in-loss-and-grad", bool, TRAIN,
-       help="keep training through a NaN/Inf loss (default: every rank stops at the first, saving nothing)"),
+       help="keep training through a NaN/Inf loss or gradient norm (default: every rank stops at the first, saving nothing)"),
     _f("recompute-granularity", str, TRAIN, choices=("full", "selective"), use=TPJ, planner="parallel.recompute_granularity", searched=True),
     _f("recompute-method", str, TRAIN, choices=("uniform", "block"), use=TPJ, planner="parallel.recompute_method"),
     _f("recompute-num-layers", int, TRAIN, use=TPJ, planner="parallel.recompute_num_layers"),

@@ -494,7 +494,7 @@ class Trainer:
                     memory_reported = True
                 interval_loss, interval_iters, skipped, nan_iters = {}, 0, 0, 0
                 t_interval = time.time()
-            if not args.no_check_for_nan_in_loss_and_grad and self._diverged(loss):
+            if not args.no_check_for_nan_in_loss_and_grad and self._diverged(loss, grad_norm, was_skipped):
                 return 1
             if (
                 self.valid_iter is not None
@@ -522,8 +522,10 @@ class Trainer:
         _print_rank0(f"[after training is done] iteration {state.iteration}/{args.train_iters}")
         return 0
 
-    def _diverged(self, loss: dict[str, float]) -> bool:
-        """Whether any rank's loss of this iteration is NaN or Inf (one all-reduce, every rank).
+    def _diverged(self, loss: dict[str, float], grad_norm: float | None, skipped: bool) -> bool:
+        """Whether any rank's loss of this iteration is NaN or Inf, or an update it applied had a
+        NaN/Inf gradient norm (one all-reduce, every rank). A skipped fp16 step's Inf gradients are
+        the loss scale's business, not a divergence.
 
         Megatron-LM stops a run at its first NaN loss by default (``--no-check-for-nan-in-loss-and-grad``
         turns that off): its weights are NaN from then on, and every later iteration, and every
@@ -531,6 +533,8 @@ class Trainer:
         last good checkpoint stays the newest; the last rank says so in one line (exit 1).
         """
         bad = {k: v for k, v in loss.items() if math.isnan(v) or math.isinf(v)}
+        if grad_norm is not None and not skipped and (math.isnan(grad_norm) or math.isinf(grad_norm)):
+            bad["grad norm"] = grad_norm
         flag = torch.tensor([1.0 if bad else 0.0], device=self.device.torch_device)
         torch.distributed.all_reduce(flag, op=torch.distributed.ReduceOp.MAX)
         if not flag.item():
