@@ -2426,3 +2426,13 @@ def test_the_eighty_third_batchs_wording_families():
     ):
         assert verdict([source, "AssertionError"]).primary == "batch_size_not_divisible", source
     assert verdict(["    assert gradient_accumulation_steps > 0", "AssertionError"]).primary is None
+
+
+def test_the_eighty_fourth_batchs_wording_families():
+    """Megatron-LM's older validate_args refusing the interleaved schedule with too few pipeline
+    stages is a parallel layout the model cannot take."""
+    _assert_named({
+        "AssertionError: pipeline-model-parallel size should be greater than 2 with interleaved schedule":
+            "parallelism_config_invalid",
+    })  # fmt: skip
+    _assert_benign(["pipeline-model-parallel size: 4, with interleaved schedule (2 virtual stages)"])

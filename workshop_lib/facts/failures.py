@@ -1286,6 +1286,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(must|should) be divisible by (the )?(tensor|pipeline|context|expert)[ _-]",
             r"^\S*\s*AssertionError: \d+ is not divisible by \d+",
             r"pipeline-model-parallel-size .*requires",
+            # Megatron-LM's validate_args before 2024: the interleaved schedule with too few stages
+            # ("pipeline-model-parallel size should be greater than 2 with interleaved schedule")
+            r"(?:pipeline|tensor|context|expert)-model-parallel size should be (?:greater|larger|at least)\b",
             # the kit's trainer (workshop_lib/train/arguments.py)
             r"world size \d+ is not divisible by tensor x pipeline x context parallel",
             r"is not divisible by --(tensor|pipeline|context|expert)-model-parallel-size \d+",
