@@ -2436,3 +2436,15 @@ def test_the_eighty_fourth_batchs_wording_families():
             "parallelism_config_invalid",
     })  # fmt: skip
     _assert_benign(["pipeline-model-parallel size: 4, with interleaved schedule (2 virtual stages)"])
+
+
+def test_the_eighty_fifth_batchs_wording_families():
+    """A rank's death that the launcher reports only by its exit code is a failure the verdict lists:
+    DeepSpeed's sigkill_handler whatever its prefix, and torch elastic's ProcessFailure repr."""
+    _assert_unknown([
+        "deepspeed [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'main.py', '--local_rank=7'] "
+        "exits with return code = -7",
+        "The worker fails with {0: ProcessFailure(local_rank=0, pid=54, exitcode=-7, error_file='<N/A>', "
+        "timestamp=1711419}",
+    ])  # fmt: skip
+    _assert_benign(["ProcessFailure(local_rank=0, pid=54, exitcode=0)", "all ranks exit with return code 0"])

@@ -282,7 +282,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bCUDA (?:error|failure)\b|\bTest failure\b",  # CUDA samples, nccl-tests
     r"Segmentation fault|core dumped|\bAborted\b|terminate called",
     r"\bThe NVIDIA driver on your system is too old\b",
-    r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*:\s*-?[1-9]",
+    # ... and torch elastic's ProcessFailure repr ("exitcode=-7"), DeepSpeed's launcher giving up on a
+    # rank ("[launch.py:321:sigkill_handler] [...] exits with return code = -7"), whatever its prefix
+    r"[Ee]xit(?:ed with)? (?:code|status)[: ]+[1-9]|exitcode\s*[:=]\s*-?[1-9]",
+    r"\bexits with return code = -?[1-9]",
     r"failed \(exitcode|ChildFailedError|ProcessExitedException",
     r"\bfailed with (?:return|exit) (?:code|status) [1-9]",  # a tool's own exit ("nvidia-smi failed with ...")
     r"Failed to initialize NVML",  # nvidia-smi/DCGM: driver and library versions differ, or no driver
