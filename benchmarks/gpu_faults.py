@@ -113,8 +113,9 @@ SCENARIOS = [
     Scenario("fp16_loss_scale_warmup", "healthy",
              "fp16 from Megatron's initial loss scale 2^32: the first iterations are skipped, then it trains",
              train(*HF_TOKENIZER, "--train-iters", "40", fp16=True)),
-    # Written as skipped_iterations before the run; the diagnoser named nan_loss (the loss scale
-    # collapsing to 8 with every step skipped), the cause rather than its symptom: see benchmarks/results/gpu_faults.md.
+    # Written as skipped_iterations before the first call, where the run trained on to the end and
+    # the diagnoser named nan_loss from the loss scale collapsing (the cause, not its symptom); the
+    # trainer now stops it at its first NaN loss: see benchmarks/results/gpu_faults.md.
     Scenario("fp16_diverged", "nan_loss",
              "fp16 with --lr 1e5 --clip-grad 0: after its first update every step overflows and is skipped",
              train(*HF_TOKENIZER, "--train-iters", "40", "--lr", "1e5", "--clip-grad", "0", fp16=True)),
