@@ -226,6 +226,18 @@ def test_seed_meanings_follow_megatron():
     assert o.attention_backend == "flash" and o.recompute_method == "block"
 
 
+def test_nan_check_is_on_unless_turned_off_and_the_older_spelling_is_accepted():
+    """Megatron-LM's default is to stop at the first NaN loss; its older scripts still pass the
+    positive flag, which names that default."""
+    assert not arguments.parse_args(SEED_PYTORCHJOB).no_check_for_nan_in_loss_and_grad
+    assert not arguments.parse_args(
+        [*SEED_PYTORCHJOB, "--check-for-nan-in-loss-and-grad"]
+    ).no_check_for_nan_in_loss_and_grad
+    assert arguments.parse_args(
+        [*SEED_PYTORCHJOB, "--no-check-for-nan-in-loss-and-grad"]
+    ).no_check_for_nan_in_loss_and_grad
+
+
 def test_llama_style_flags():
     a = arguments.parse_args(
         TINY

@@ -175,6 +175,8 @@ FLAGS: tuple[Flag, ...] = (
     # Megatron-LM's store_false spelling: checking is the default there and here
     _f("no-check-for-nan-in-loss-and-grad", bool, TRAIN,
        help="keep training through a NaN/Inf loss or gradient norm (default: every rank stops at the first, saving nothing)"),
+    _f("check-for-nan-in-loss-and-grad", bool, TRAIN,
+       help="older Megatron-LM's spelling of the default: stop at the first NaN/Inf loss"),
     _f("recompute-granularity", str, TRAIN, choices=("full", "selective"), use=TPJ, planner="parallel.recompute_granularity", searched=True),
     _f("recompute-method", str, TRAIN, choices=("uniform", "block"), use=TPJ, planner="parallel.recompute_method"),
     _f("recompute-num-layers", int, TRAIN, use=TPJ, planner="parallel.recompute_num_layers"),
