@@ -62,7 +62,7 @@ class Scenario:
 def train(*flags: str, one_too_many: bool = False, fp16: bool = False) -> Command:
     """``workshop train`` on one GPU, or on one process more than the machine has GPUs; ``fp16``
     swaps TINY's bf16 for fp16 with Megatron's dynamic loss scale (CUDA only: its scaler lives there)."""
-    base = [*TINY[:-1], "--fp16"] if fp16 else TINY
+    base = [("--fp16" if f == "--bf16" else f) for f in TINY] if fp16 else TINY
     return lambda data, gpus: cli(
         "train", "--nproc-per-node", str(gpus + 1 if one_too_many else 1), "--", *base, "--data-path",
         data, *flags,
@@ -78,6 +78,14 @@ def torchrun(*target: str, ranks: int | None = None) -> Command:
     ]  # fmt: skip
 
 
+CHILDREN = ("set-device", "duplicate-gpu")  # the payloads of child() below
+
+
+def own_script(kind: str, ranks: int | None = None) -> Command:
+    """torchrun of this module's ``--child kind``: a script of one's own doing ``kind`` wrongly."""
+    return torchrun("-m", "benchmarks.gpu_faults", "--child", kind, ranks=ranks)
+
+
 HF_FOUR = (*HF_TOKENIZER, "--train-iters", "4")
 TRAINER_IN_POD = ("-m", "workshop_lib.train", *TINY, "--data-path", "{data}", *HF_FOUR)
 ENDLESS = (*HF_TOKENIZER, "--train-iters", "100000", "--lr-decay-iters", "1000")
@@ -89,10 +97,10 @@ SCENARIOS = [
              "torchrun N+1 trainer ranks on N GPUs, as in a pod", torchrun(*TRAINER_IN_POD)),
     Scenario("raw_set_device_past_last_gpu", "gpu_assignment_invalid",
              "torchrun N+1 processes, each `torch.cuda.set_device(LOCAL_RANK)`",
-             torchrun("-m", "benchmarks.gpu_faults", "--child", "set-device")),
+             own_script("set-device")),
     Scenario("raw_duplicate_gpu", "gpu_assignment_invalid",
              "torchrun 2 processes both on GPU 0, an NCCL all-reduce",
-             torchrun("-m", "benchmarks.gpu_faults", "--child", "duplicate-gpu", ranks=2),
+             own_script("duplicate-gpu", ranks=2),
              env={"NCCL_DEBUG": "WARN"}),
     Scenario("vocab_smaller_than_data", "vocab_mismatch",
              "NullTokenizer --vocab-size 1000 on data with 8,192 token ids (a device-side assert)",
@@ -121,7 +129,7 @@ SCENARIOS = [
              train(*HF_TOKENIZER, "--train-iters", "40", "--lr", "1e5", "--clip-grad", "0", fp16=True)),
     Scenario("no_gpu_visible", "gpu_assignment_invalid",
              "CUDA_VISIBLE_DEVICES='' (a pod without its GPU), the script sets its device",
-             torchrun("-m", "benchmarks.gpu_faults", "--child", "set-device", ranks=1),
+             own_script("set-device", ranks=1),
              env={"CUDA_VISIBLE_DEVICES": ""}),
     Scenario("healthy_debug_detail", "healthy",
              "a healthy run with TORCH_DISTRIBUTED_DEBUG=DETAIL, TORCH_CPP_LOG_LEVEL=INFO, NCCL_DEBUG=INFO, all subsystems",
@@ -220,7 +228,7 @@ def main() -> int:
     ap.add_argument("--out", default="runs/gpu_faults", help="folder for logs and results.json")
     ap.add_argument("--only", nargs="*", help="run only these scenarios")
     ap.add_argument("--timeout", type=float, default=150.0, help="seconds for each scenario")
-    ap.add_argument("--child", choices=("set-device", "duplicate-gpu"), help=argparse.SUPPRESS)
+    ap.add_argument("--child", choices=CHILDREN, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
         return child(args.child)
