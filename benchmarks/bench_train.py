@@ -1,7 +1,8 @@
 """The trainer on CPU as the workshop notebook runs it: 2 processes, tiny GPT, 30 iterations.
 
 ``.venv/bin/python -m benchmarks.bench_train`` prepares the sample corpus with ``workshop prep-data``,
-then times ``workshop train --nproc-per-node 2`` for data parallel 2 and tensor parallel 2:
+then times ``workshop train --nproc-per-node 2`` for data parallel 2 (also without the per-iteration
+NaN check), tensor parallel 2 (with and without sequence parallelism) and pipeline parallel 2:
 the whole run (process start to exit, the figure a notebook cell waits for), the start-up (to the
 first iteration line), the steady time per iteration and tokens per second. The budget is the
 notebook's: well under a minute for the whole run. Writes ``benchmarks/results/train_cpu.md``.
@@ -88,6 +89,8 @@ def main() -> int:
         data = f"{prefix}_text_document"
         rows = {
             "DP=2": _run([], data),
+            # the trainer's per-iteration NaN check (one all-reduce) off: its cost, in the same command
+            "DP=2, no NaN check": _run(["--no-check-for-nan-in-loss-and-grad"], data),
             "TP=2": _run(["--tensor-model-parallel-size", "2"], data),
             "TP=2 + SP": _run(["--tensor-model-parallel-size", "2", "--sequence-parallel"], data),
             "PP=2": _run(["--pipeline-model-parallel-size", "2", "--global-batch-size", "16"], data),
