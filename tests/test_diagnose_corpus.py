@@ -2448,3 +2448,23 @@ def test_the_eighty_fifth_batchs_wording_families():
         "timestamp=1711419}",
     ])  # fmt: skip
     _assert_benign(["ProcessFailure(local_rank=0, pid=54, exitcode=0)", "all ranks exit with return code 0"])
+
+
+def test_the_eighty_eighth_batchs_wording_families():
+    """TensorRT-LLM's heads-over-TP assert (its source line over a bare AssertionError) is a parallel
+    layout the model cannot take; verl's PPO mini-batch divided down to zero over its ranks is the
+    batch arithmetic; Gaudi's older graph-workspace allocation failure is device memory."""
+    for source in (
+        "    assert self.num_heads % tp_size == 0",
+        "    assert self.num_kv_heads % self.tp_size == 0",
+        "    assert config.num_attention_heads % tensor_parallel_size == 0",
+    ):
+        assert verdict([source]).primary == "parallelism_config_invalid", source
+    assert verdict(["    assert self.num_heads % 2 == 0", "AssertionError"]).primary is None
+    _assert_named({
+        "AssertionError: ppo_mini_batch_size 0 should be larger than 0 after normalization":
+            "batch_size_not_divisible",
+        "RuntimeError: FATAL ERROR :: MODULE:SYNHELPER workspace Allocation of size ::14493510400 failed!":
+            "cuda_oom",
+    })  # fmt: skip
+    _assert_benign(["ppo_mini_batch_size 64 after normalization", "SYNHELPER workspace size 1048576"])

@@ -1083,7 +1083,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # AWS Neuron runtime failing to reserve device memory for a model's tensors
             r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
             r"\bMODULE:PT_DEVMEM Allocation failed\b",
-            r"\bMODULE:PT_SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
+            r"\bMODULE:(?:PT_)?SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
             r"\bTDRV:\w+\s+Failed to alloc(?:ate)? (?:DEVICE memory\b|[\d.]+[KMG]B \(usage: \w+\) on ND )",
             # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
@@ -1208,6 +1208,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # verl splitting a batch over its workers (DataProto.chunk): the rollout or train batch
             # does not divide by the number of workers or data-parallel ranks
             r"only support equal chunk\. Got size of DataProto \d+ and chunk \d+",
+            # ... and verl's workers dividing the PPO mini-batch (times the rollouts per prompt) by
+            # their data-parallel ranks down to zero: the same global-over-GPUs division as
+            # DeepSpeed's "Micro batch size per gpu: 0 has to be greater than 0"
+            r"\b\w*(?:mini|micro)_batch_size\w* -?\d+ should be larger than 0 after normalization",
         ),
         "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
         "the global batch size does not divide.",
@@ -1317,10 +1321,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the failing assert's own source line, as a traceback quotes it when the message line is
             # cut off (Megatron's validate_args: "assert num_layers %
             # args.transformer_pipeline_model_parallel_size == 0, \"): layers, heads or the world size
-            # against a parallel size (a batch size against one is batch_size_not_divisible's)
+            # against a parallel size (a batch size against one is batch_size_not_divisible's), also
+            # as another stack spells it (TensorRT-LLM's attention: "assert self.num_heads % tp_size
+            # == 0", a bare AssertionError under verl's rollout)
             _SOURCE_LINE
-            + r"assert\s+\(?(?:args\.)?(?:\w*num_layers|num_attention_heads|num_query_groups|world_size)\w*"
-            r"\s*%\s*\(?(?:args\.)?\w*(?:tensor|pipeline|context|expert)_model_parallel_size\w*\)?\s*==\s*0\b",
+            + r"assert\s+\(?(?:\w+\.)?(?:\w*num_layers|num_(?:attention_|kv_|key_value_)?heads|num_query_groups"
+            r"|world_size)\w*\s*%\s*\(?(?:\w+\.)?(?:\w*(?:tensor|pipeline|context|expert)_(?:model_)?parallel_size\w*"
+            r"|(?:tp|pp|cp|ep|mp)_size)\)?\s*==\s*0\b",
         ),
         "The parallel layout does not fit the model or the GPU count (world size vs TP x PP x CP, "
         "layers vs pipeline stages, heads vs tensor parallel size).",
