@@ -2468,3 +2468,27 @@ def test_the_eighty_eighth_batchs_wording_families():
             "cuda_oom",
     })  # fmt: skip
     _assert_benign(["ppo_mini_batch_size 64 after normalization", "SYNHELPER workspace size 1048576"])
+
+
+def test_the_eighty_ninth_batchs_wording_families():
+    """Megatron's unwritable data cache is a refused input; its loader's KeyError for a virtual
+    pipeline chunk is a checkpoint of another layout (with load_checkpoint in the traceback, not
+    alone); Open MPI's lost daemon and torchft's caught exceptions are failures the verdict lists."""
+    _assert_named({
+        "There was an error trying to create the data cache directory (/data/index-cache)": "train_flags_invalid",
+    })  # fmt: skip
+    frame = "    model[i].load_state_dict(state_dict['model%d' % i], strict=strict)"
+    assert verdict([frame, "KeyError: 'model0'"]).primary == "checkpoint_mismatch"
+    assert (
+        verdict(
+            ['  File "megatron/checkpointing.py", line 596, in load_checkpoint', "KeyError: 'model1'"]
+        ).primary
+        == "checkpoint_mismatch"
+    )
+    assert verdict(["KeyError: 'model0'"]).primary is None
+    _assert_unknown([
+        "ORTE has lost communication with a remote daemon.",
+        "[train_ddp_0:63b4/0 - step 0] got exception in pg configure: module 'torch._C._distributed_c10d' "
+        "has no attribute '_reset_fr_recording_nccl'",
+    ])  # fmt: skip
+    _assert_benign(["data cache directory: /data/index-cache", "ORTE daemons started on 2 nodes"])

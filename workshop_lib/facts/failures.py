@@ -298,6 +298,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # Open MPI's boxed help texts for a launch that cannot start: no PMI under srun, no daemons
     r"\bOMPI was not built with SLURM'?s PMI support\b",
     r"\bORTE was unable to reliably start one or more daemons\b",
+    r"\b[OP]RTE has lost communication with a remote daemon\b",  # a node's daemon or its TCP link died
+    r"\bgot exception in [\w ]{1,60}: ",  # torchft's manager ("got exception in pg configure: ...")
     r"\bmpirun was unable to launch the specified application\b",
     r"NVIDIA-SMI has failed because",  # "... it couldn't communicate with the NVIDIA driver"
     # Slurm's daemons at error level, in their own log files ("[2019-09-24T10:10:06.901] [321.0]
@@ -519,6 +521,10 @@ _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a pa
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
 # IPv4; followed by failed connects it is the name that does not resolve (meta-pytorch/monarch#1571).
 CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
+    # Megatron's checkpoint loader asking a state dict for one model chunk per virtual pipeline stage
+    # ("KeyError: 'model0'" under load_checkpoint): a checkpoint saved without virtual stages loaded
+    # with --num-layers-per-virtual-pipeline-stage, or the other way round
+    ("checkpoint_mismatch", r"\bKeyError: 'model\d+'", r"\bload_checkpoint\b|\bstate_dict\['model%d' % i\]"),
     # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
     # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
@@ -1962,6 +1968,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the nodes (FSDP/DDP: "you need to add an explicit nodesplitter to your input pipeline
             # for multi-node training"), on purpose, as its maintainer says
             r"\byou need to add an explicit nodesplitter to your input pipeline\b",
+            # Megatron's dataset builder refusing a data cache it cannot write ("There was an error
+            # trying to create the data cache directory (...) ... set with the --data-cache-path
+            # argument"): the folder next to read-only data, or one the job's user may not write
+            r"\bThere was an error trying to create the data cache directory\b",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... Hydra finding no config group or file the recipe names, and a value outside a
