@@ -169,6 +169,33 @@ def test_log_line_that_made_the_argument_regex_backtrack_parses_in_linear_time(t
     assert run.seconds < 15, run.seconds
 
 
+# Each unit repeated into one line of 200 KB (under --max-line-bytes) once made a pattern of the
+# diagnoser, the NCCL reader or the secret redactor backtrack quadratically: a digit run against a
+# rank tag "[\w.-]*\d+:" (about 160 s a line), a word against "\w+Error (see above", a run of
+# "Error: tensor parallel " against ".*" between two literals that repeat, "a." against a URL
+# scheme. A log of such lines must still be read in bounded time, and its real failure named.
+_BACKTRACK_UNITS = (
+    "1", "a", "_", " ", "a.", "a:", "1/1 ", "[1]", "a://", "Error: tensor parallel ", "WARN x ",
+    "NCCL WARN ", "x value from checkpoint (",
+)  # fmt: skip
+
+
+@pytest.mark.parametrize("command", ["diagnose", "nccl"])
+def test_log_of_lines_built_to_make_the_patterns_backtrack_is_read_in_bounded_time(tmp_path, command):
+    log = tmp_path / "train.log"
+    lines = [unit * (200_000 // len(unit)) for unit in _BACKTRACK_UNITS]
+    lines.append("NCCL INFO " + "1" * 200_000 + " channels")  # the NCCL reader's lines have both words
+    log.write_text(
+        "\n".join([*lines, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", *lines])
+        + "\n"
+    )
+    run = workshop("monitor", command, log, "--json", timeout=120)
+    assert run.code == 0, run.err
+    if command == "diagnose":
+        assert json.loads(run.out)["primary"] == "cuda_oom"
+    assert run.seconds < 60, run.seconds  # about 1 s now; the first unit alone took minutes before
+
+
 def test_zstd_bomb_of_one_endless_line_is_skipped_within_bounded_memory(tmp_path):
     import zstandard
 

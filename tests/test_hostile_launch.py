@@ -292,6 +292,18 @@ def test_ordinary_values_are_not_taken_for_credentials():
     )
 
 
+def test_redaction_of_server_text_built_to_backtrack_is_bounded_and_still_masks():
+    """A URL scheme was looked for at every word boundary ("a.a.a..." started one scan per letter):
+    these five texts of 200 KB took 43 s, of 400 KB about three minutes. It runs in a child, so a
+    regression fails on the timeout."""
+    code = (
+        "from workshop_lib.redact import redact; "
+        "assert redact('x.https://user:pw@host/a') == 'x.https://<redacted>@host/a'; "
+        "[redact(u * (400_000 // len(u))) for u in ('a.', 'a-', 'a:', 'a://', '1/')]"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60, cwd=REPO)
+
+
 class _EchoProxy(BaseHTTPRequestHandler):
     """An API server (or proxy) that echoes the request's headers in its error body."""
 

@@ -1,4 +1,4 @@
-"""Failure signatures of Megatron-LM runs on Kubernetes: one table, read by ``monitor.diagnose``.
+r"""Failure signatures of Megatron-LM runs on Kubernetes: one table, read by ``monitor.diagnose``.
 
 Each row names a failure (``label``), the log lines that show it (``patterns``, regular
 expressions searched in each line), what it means and what to do. The patterns were written from
@@ -16,6 +16,13 @@ not the last *symptom* every other rank prints.
 Lines matching :data:`BENIGN_PATTERNS` are never findings (NCCL prints several scary-looking INFO
 lines on every healthy start). ``nan_loss`` and ``skipped_iterations`` are also derived from parsed
 iteration lines, with the grace period :data:`SKIP_GRACE_ITERATIONS` for fp16 loss-scale warm-up.
+
+Every pattern must run in time linear in the line (a log line may be 1 MiB, and Python's engine
+backtracks): a pattern never starts with an unbounded repeat that can start anywhere in a run
+(``\w+Error`` becomes ``(?<=\w)Error``, ``\d+/\d+`` becomes ``(?<!\d)\d+/\d+``), two repeats that
+can take the same characters never follow each other (``[\w.-]*\d+`` becomes ``[\w.-]*\d``), and a
+``.*`` after a literal that may repeat on the line is tempered (``(?:(?!Error: ).)*``) so each start
+scans only to the next. ``tests/test_hostile_inputs.py`` reads lines built against each of these.
 """
 
 from __future__ import annotations
@@ -224,7 +231,7 @@ STACK_DUMP_PATTERNS: tuple[str, ...] = (
 # (up to two rank tags before it: "[rank0]:", "0:", "node1:", "[1,0]<stdout>:"; an exception line's
 # "Name:" is none, since a tag ends in a digit or a bracket). A frame's source and caret lines are
 # indented by two spaces or more after the tags; an exception line by at most one.
-RANK_TAGS_PATTERN = r"^(?:(?:\[[^\]\s]*\](?:<\w+>)?|[\w.-]*\d+): ?){0,2}"
+RANK_TAGS_PATTERN = r"^(?:(?:\[[^\]\s]*\](?:<\w+>)?|[\w.-]*\d): ?){0,2}"
 TRACEBACK_FRAME_PATTERN = RANK_TAGS_PATTERN + r'\s*File "[^"]+", line \d+, in \S'
 CUT_TRACEBACK_LINES = 3  # the frame is among the log's last this many non-empty lines
 PY_SPY_FRAME_PATTERN = r"^\s+[\w<>.]+ \((?:[^()\s]+/)?[^()\s/]+\.py:\d+\)\s*$"
@@ -324,7 +331,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # glog's error level in Go (Kubernetes controllers, operators, device plugins). Only .go files:
     # the gate ".go:" is rare in training logs, where ".py:" and ".cpp:" fill warnings and NCCL lines
     r"(?:^|\s|\])E\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]*?\.go:\d+\] ",  # after a collector's prefix too
-    r"\bWARN .*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
+    r"\bWARN (?:(?!\bWARN ).)*\b(?:[Ff]ailed|[Ee]rror|[Cc]ouldn'?t|[Uu]nable)\b",  # NCCL's "WARN ", not "[WARNING]"
     # a Kubernetes event of type Warning whose reason is a failure (`kubectl describe`: FailedCreate,
     # FailedMount, FailedAttachVolume, FailedCreatePodSandBox...), in its column layout
     r"^\s*Warning {2,}(?:Failed\w*|\w+Error) {2,}",  # (UnexpectedAdmissionError: a device plugin's refusal)
@@ -346,7 +353,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\b(?:ba|z)?sh(?:: line \d+)?: [^\s:]+: command not found",
     r"\bsh: \d+: [^\s:]+: not found",
     # TensorFlow's error form ("UnknownError (see above for traceback): ncclAllReduce failed ...")
-    r"\w+Error \(see above for traceback\): ",
+    r"(?<=\w)Error \(see above for traceback\): ",
     # the dynamic loader refusing a binary ("gpud: symbol lookup error: gpud: undefined symbol: ...")
     r": symbol lookup error: ",
     # zap's panic levels in Go operators' logs (DPANIC: a development-mode panic logged, not raised)
@@ -387,7 +394,7 @@ EXPLAINED_BY: dict[str, str] = {
 # Error-like at first sight, but part of healthy output.
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\[WARNING\]",  # DeepSpeed's op report and torchrun's OMP_NUM_THREADS notice
-    r"^\s*(?:\[\w+\]:?)?\s*File \"",  # traceback frames: the exception line says more
+    r"^\s*(?:\[\w+\]:?\s*)?File \"",  # traceback frames: the exception line says more
     # (not torch finding a driver too old for its CUDA: it says so as a UserWarning, then runs nothing
     # on the GPU)
     r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old)|FutureWarning|DeprecationWarning",
@@ -733,7 +740,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the provider was found but the plugin cannot create its libfabric objects on it (address
             # vector, endpoint, domain, CQ): an EFA device the pod cannot use (aws-ofi-nccl#22, #889);
             # the kernel's side of it is the efa driver failing a command (dmesg "efa_0: Failed to")
-            r"WARN.*NET/OFI (?:Couldn'?t|Unable to|Failed to) (?:open|allocate|create|bind|enable|initiali[sz]e)\b",
+            r"WARN(?:(?!WARN).)*NET/OFI (?:Couldn'?t|Unable to|Failed to) (?:open|allocate|create|bind|enable|initiali[sz]e)\b",
             r"NET/OFI Creating new endpoint for domain \S+ failed",
             r"\befa_\d+: Failed to (?:process command|allocate|create|register)",
             # libfabric's EFA provider aborting on its own (memlock limit too low: "(-12) Cannot
@@ -959,7 +966,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "nccl_peer_connection_closed",
         (
             r"NCCL WARN socketProgress: Connection closed by remote peer",
-            r"NCCL WARN .*Connection reset by peer",
+            r"NCCL WARN (?:(?!NCCL WARN ).)*Connection reset by peer",
             r"NCCL WARN Net : Connection closed by remote peer",
             # torch's and NCCL's summary when a peer dies (NCCLUtils.hpp, ncclRemoteError)
             r"remote process exited or there was a network error",
@@ -1234,7 +1241,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (not its refusal of a checkpoint saved at another DP size: checkpoint_mismatch)
             r"ZeRORuntimeException: (?!The checkpoint being loaded)\S",
             r"DeepSpeedConfigError: ",
-            r"\d+ validation errors? for DeepSpeed\w*Config",
+            r"(?<!\d)\d+ validation errors? for DeepSpeed\w*Config",
             r"ZeRO[ -]Offload can only work with DeepSpeed optimizers",
             r"Invalid (?:optimizer|parameter|param) offloading device specified",
             # transformers' Trainer checking the ds_config against its own arguments
@@ -1291,8 +1298,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a rule between two parallel settings, raised as an error (Megatron's arguments.py and
             # ModelParallelConfig: "When using MoE and tensor parallelism, sequence parallelism must be
             # used", "Cannot use sequence parallelism without tensor parallelism")
-            r"(?:Error|Exception): .*\b(?:sequence|tensor|pipeline|context|expert)[ _-](?:model[ _-])?parallel(?:ism)?\b"
-            r".*\b(?:must be (?:used|enabled|set)|is required|requires|[Cc]annot|without)\b",
+            r"(?:Error|Exception): (?:(?!(?:Error|Exception): ).)*\b(?:sequence|tensor|pipeline|context|expert)[ _-](?:model[ _-])?parallel(?:ism)?\b"
+            r"(?:(?!(?:Error|Exception): ).)*\b(?:must be (?:used|enabled|set)|is required|requires|[Cc]annot|without)\b",
             # the interleaved (virtual pipeline) schedule's micro-batch rules (schedules.py)
             r"[Nn]umber of (?:contiguous )?micro-?batches\b.*(?:should|must) (?:range|be)\b",
             r"[Nn]umber of micro-?batches \(?\d*\)? is not divisible by",
@@ -1516,7 +1523,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Loading a checkpoint for MP=\d+ but world size is \d+",
             # Megatron-LM's check_checkpoint_args on a legacy checkpoint (padded_vocab_size, num_layers,
             # hidden_size, tensor/pipeline sizes...)
-            r"\w+ value from checkpoint \(.*\) is not equal to the input argument value",
+            r"(?<=\w) value from checkpoint \(.*\) is not equal to the input argument value",
             # ... or its traceback alone, cut before that message: a frame in check_checkpoint_args
             # shows only when one of its _compare asserts failed (it raises nothing else)
             r"checkpointing\.py\", line \d+, in check_checkpoint_args$",
@@ -1882,7 +1889,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "pod_pending_insufficient_resources",
         (
             r"Insufficient (nvidia\.com/gpu|vpc\.amazonaws\.com/efa|rdma/\w+|memory|cpu|hugepages)",
-            r"\d+/\d+ nodes are available",
+            r"(?<!\d)\d+/\d+ nodes are available",
             r"FailedScheduling",
             # GKE's and older schedulers' event wording
             r"PodUnschedulable",
@@ -2039,7 +2046,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a check that names the environment variable a chosen option needs (Megatron's
             # validate_args: "Using async gradient all reduce requires setting the environment
             # variable CUDA_DEVICE_MAX_CONNECTIONS to 1")
-            r"(?:Error|Exception): .*\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
+            r"(?:Error|Exception): (?:(?!(?:Error|Exception): ).)*\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

@@ -28,7 +28,10 @@ def _re(text: str) -> re.Pattern[str]:
 
 
 SHAPES: tuple[Shape, ...] = (
-    Shape("a URL with a user and password", _re(r"\b[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@")),
+    Shape(
+        "a URL with a user and password",
+        _re(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@"),
+    ),
     Shape("a bearer token", _re(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{6,}")),
     Shape("a Hugging Face token", _re(r"\bhf_[A-Za-z0-9]{20,}")),
     Shape("a GitHub token", _re(r"\b(?:gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})")),

@@ -33,7 +33,7 @@ _NETWORK = re.compile(r"Using network (AWS Libfabric|Libfabric|IBext\w*|IB|Socke
 _VIA = re.compile(r"via NET/([\w ]+?)/\d+(/GDRDMA)?")
 _SOCKET = re.compile(r"NET/Socket ?: ?Using \[\d+\](\w+)")
 _GDR = re.compile(r"NET/OFI Using RDMA for GPU Direct|GPU Direct RDMA Enabled|/GDRDMA\b")
-_COLL_CHANNELS = re.compile(r"(\d+) coll channels")
+_COLL_CHANNELS = re.compile(r"(?<!\d)(\d+) coll channels")  # (?<!\d): one start per number, not per digit
 _CHANNEL = re.compile(r"Channel \d+/(\d+) :")
 _PLUGIN_MISSING = re.compile(r"NET/Plugin ?: ?(Could not find:? libnccl-net|No plugin found)")
 
