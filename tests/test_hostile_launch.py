@@ -292,14 +292,16 @@ def test_ordinary_values_are_not_taken_for_credentials():
     )
 
 
-def test_redaction_of_server_text_built_to_backtrack_is_bounded_and_still_masks():
+def test_redaction_and_env_references_built_to_backtrack_are_bounded():
     """A URL scheme was looked for at every word boundary ("a.a.a..." started one scan per letter):
-    these five texts of 200 KB took 43 s, of 400 KB about three minutes. It runs in a child, so a
-    regression fails on the timeout."""
+    these five texts of 200 KB took 43 s, of 400 KB about three minutes; an env value of 1 MB of "$($(..."
+    scanned to its end from every "$(". It runs in a child, so a regression fails on the timeout."""
     code = (
         "from workshop_lib.redact import redact; "
         "assert redact('x.https://user:pw@host/a') == 'x.https://<redacted>@host/a'; "
-        "[redact(u * (400_000 // len(u))) for u in ('a.', 'a-', 'a:', 'a://', '1/')]"
+        "[redact(u * (400_000 // len(u))) for u in ('a.', 'a-', 'a:', 'a://', '1/')]; "
+        "from workshop_lib.k8sfields import has_reference as ref; "
+        "assert ref('$(a$b)') and ref('x $(a$(B)') and not ref('$(a'); assert not ref('$(' * 500_000)"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60, cwd=REPO)
 

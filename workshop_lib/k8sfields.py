@@ -185,4 +185,8 @@ def k8s_literal(value: str) -> str:
 
 def has_reference(value: str) -> bool:
     """Whether ``value`` holds a ``$(NAME)`` that Kubernetes would substitute if it were not escaped."""
-    return bool(re.search(r"\$\([^)]*\)", value))
+    # each "$(" scans only to the next one, so "$($($(..." stays linear (same matches as [^)]*)
+    return bool(_REFERENCE.search(value))
+
+
+_REFERENCE = re.compile(r"\$\((?:[^)$]|\$(?!\())*\)")
