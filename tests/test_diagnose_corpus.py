@@ -2492,3 +2492,16 @@ def test_the_eighty_ninth_batchs_wording_families():
         "has no attribute '_reset_fr_recording_nccl'",
     ])  # fmt: skip
     _assert_benign(["data cache directory: /data/index-cache", "ORTE daemons started on 2 nodes"])
+
+
+def test_the_ninetieth_batchs_wording_families():
+    """kohya's "No data found. Please verify arguments" is a refused input; any KeyError with a
+    checkpoint or optimizer loader in the traceback is a checkpoint of another layout."""
+    _assert_named({
+        "No data found. Please verify arguments (train_data_dir must be the parent of folders with images)":
+            "train_flags_invalid",
+    })  # fmt: skip
+    frame = '  File "/home/nanotron/src/nanotron/serialize/optimizer.py", line 222, in load_optimizer'
+    assert verdict([frame, "KeyError: None"]).primary == "checkpoint_mismatch"
+    assert verdict(['  File "train.py", line 9, in collate', "KeyError: None"]).primary is None
+    _assert_benign(["No data found for split 'test'; skipping evaluation"])

@@ -528,10 +528,17 @@ _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a pa
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
 # IPv4; followed by failed connects it is the name that does not resolve (meta-pytorch/monarch#1571).
 CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
-    # Megatron's checkpoint loader asking a state dict for one model chunk per virtual pipeline stage
-    # ("KeyError: 'model0'" under load_checkpoint): a checkpoint saved without virtual stages loaded
-    # with --num-layers-per-virtual-pipeline-stage, or the other way round
-    ("checkpoint_mismatch", r"\bKeyError: 'model\d+'", r"\bload_checkpoint\b|\bstate_dict\['model%d' % i\]"),
+    # A checkpoint loader asking the saved state for a key it does not hold, with the loader in the
+    # traceback: Megatron's one model chunk per virtual pipeline stage ("KeyError: 'model0'" under
+    # load_checkpoint: a checkpoint saved without virtual stages loaded with them, or the other way
+    # round), nanotron's optimizer state of another tensor-parallel degree ("KeyError: None" in
+    # load_optimizer)
+    (
+        "checkpoint_mismatch",
+        r"\bKeyError: ",
+        # (each alternative spelt out: its whole words are the gate, never a bare "checkpoint")
+        r"\bin load_checkpoint\b|\bin load_optimizer\b|\bin load_state_dict\b|\bstate_dict\['model%d' % i\]",
+    ),
     # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
     # container's /dev/shm holds, and touching the missing pages raises SIGBUS.
@@ -1979,6 +1986,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # trying to create the data cache directory (...) ... set with the --data-cache-path
             # argument"): the folder next to read-only data, or one the job's user may not write
             r"\bThere was an error trying to create the data cache directory\b",
+            # kohya's sd-scripts finding no image under --train_data_dir ("No data found. Please
+            # verify arguments (train_data_dir must be the parent of folders with images)")
+            r"\bNo data found\. Please (?:verify|check) (?:the |your )?arguments\b",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... Hydra finding no config group or file the recipe names, and a value outside a
