@@ -2505,3 +2505,12 @@ def test_the_ninetieth_batchs_wording_families():
     assert verdict([frame, "KeyError: None"]).primary == "checkpoint_mismatch"
     assert verdict(['  File "train.py", line 9, in collate', "KeyError: None"]).primary is None
     _assert_benign(["No data found for split 'test'; skipping evaluation"])
+
+
+def test_the_ninety_first_batchs_wording_families():
+    """A ZeRO stage refusing an option it cannot combine with is DeepSpeed refusing its config."""
+    _assert_named({
+        "NotImplementedError: ZeRO-3 does not yet support checkpointing with NVMe offloading, please disable for now.":
+            "deepspeed_config_invalid",
+    })  # fmt: skip
+    _assert_benign(["ZeRO-3 supports NVMe offloading of parameters and optimizer states"])
