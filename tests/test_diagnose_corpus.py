@@ -2514,3 +2514,20 @@ def test_the_ninety_first_batchs_wording_families():
             "deepspeed_config_invalid",
     })  # fmt: skip
     _assert_benign(["ZeRO-3 supports NVMe offloading of parameters and optimizer states"])
+
+
+def test_the_ninety_second_batchs_wording_families():
+    """A finalizer's traceback that multiprocessing prints and ignores (its temporary folder's
+    clean-up) is no failure; the same exception raised by the program is one."""
+    tb = [
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/multiprocessing/util.py", line 300, in _run_finalizers',
+        "    finalizer()",
+        '  File "/usr/lib/python3.11/shutil.py", line 736, in rmtree',
+        "    os.rmdir(path, dir_fd=dir_fd)",
+        "OSError: [Errno 39] Directory not empty: '/tmp/pymp-_82xusl_'",
+    ]
+    v = verdict([*tb, "Epoch 0:  54%| 1000/1867 [25:21<21:59, 1.52s/it, train/loss=3.170]"])
+    assert v.findings == [] and v.unrecognised == []
+    raised = [tb[0], '  File "train.py", line 9, in <module>', *tb[3:]]
+    assert [u["line"] for u in verdict(raised).unrecognised] == [tb[-1]]

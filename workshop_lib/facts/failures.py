@@ -196,10 +196,13 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # multiprocessing's queue feeder thread prints the traceback of a put whose reader went away (a
 # DataLoader worker feeding an iterator the epoch's end shut down: "BrokenPipeError: [Errno 32]
 # Broken pipe") and stops; its first frame, in queues.py's _feed, says which traceback it is.
+# multiprocessing's _run_finalizers does the same for a finalizer that raised (its temporary
+# folder's clean-up: "OSError: [Errno 39] Directory not empty: '/tmp/pymp-...'") and runs the next.
 # The exception line that ends each (per rank) is no failure.
 HANDLED_TRACEBACK_PATTERN = (
     r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
     r"|\bFile \"[^\"]*multiprocessing/queues\.py\", line \d+, in _feed\b"
+    r"|\bFile \"[^\"]*multiprocessing/util\.py\", line \d+, in _run_finalizers\b"
     r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
 )
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
