@@ -28,6 +28,9 @@ _UNITS = {None: 1, "Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4}
 # registry[:port]/path[:tag][@algo:digest]: letters, digits and . _ - / : @ only (no shell characters).
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@-]*$")
 _K8S_REF = re.compile(r"\$(?=[$(])")  # a '$' that Kubernetes would read as an escape or a reference
+# A "$(NAME)" reference; each "$(" scans only to the next one, so "$($($(..." stays linear (the same
+# matches as "\$\([^)]*\)")
+_REFERENCE = re.compile(r"\$\((?:[^)$]|\$(?!\())*\)")
 
 # Where a volume must not be mounted: over these trees the image's system files or the kernel's
 # and runtime's file systems disappear from the container ...
@@ -185,8 +188,4 @@ def k8s_literal(value: str) -> str:
 
 def has_reference(value: str) -> bool:
     """Whether ``value`` holds a ``$(NAME)`` that Kubernetes would substitute if it were not escaped."""
-    # each "$(" scans only to the next one, so "$($($(..." stays linear (same matches as [^)]*)
     return bool(_REFERENCE.search(value))
-
-
-_REFERENCE = re.compile(r"\$\((?:[^)$]|\$(?!\())*\)")

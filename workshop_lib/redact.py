@@ -13,10 +13,10 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from .facts.secret_shapes import SHAPES, looks_random
+from .facts.secret_shapes import SHAPES, URL_SCHEME, looks_random
 
 MASK = "<redacted>"
-_URL_USERINFO = re.compile(r"((?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://)[^\s/@]*@")
+_URL_USERINFO = re.compile(rf"({URL_SCHEME})[^\s/@]*@")
 _BEARER = re.compile(r"(?i)\b(bearer|basic)(\s+)[A-Za-z0-9._~+/=-]{6,}")
 # Candidate random tokens in free text: no '/' or '.', so paths and file names are never candidates,
 # and hex digests (image digests, commit ids) are left alone: in a message they are not secrets.

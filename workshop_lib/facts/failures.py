@@ -527,6 +527,9 @@ BENIGN_PATTERNS: tuple[str, ...] = (
 # traceback's indent. The corroborated asserts below begin with it.
 _SOURCE_LINE = r"^(?:\d+: +)?\S*\s*"
 _BUS_ERROR = r"\bSIGBUS\b|\bBus error\b"  # the signal a process dies of on a page /dev/shm cannot back
+# Any text up to the next exception name on the line: a ".*" after "Error: " that stops where another
+# "Error: " starts, so a line of many of them is scanned once (a rule is read within one message)
+_IN_ONE_MESSAGE = r"(?:(?!(?:Error|Exception): ).)*"
 # Benign alone, a failure with its other half: (label, the line, a line elsewhere in the log that
 # makes it one). c10d's IPv6 lookup warning is harmless while the connection then succeeds over
 # IPv4; followed by failed connects it is the name that does not resolve (meta-pytorch/monarch#1571).
@@ -1311,8 +1314,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a rule between two parallel settings, raised as an error (Megatron's arguments.py and
             # ModelParallelConfig: "When using MoE and tensor parallelism, sequence parallelism must be
             # used", "Cannot use sequence parallelism without tensor parallelism")
-            r"(?:Error|Exception): (?:(?!(?:Error|Exception): ).)*\b(?:sequence|tensor|pipeline|context|expert)[ _-](?:model[ _-])?parallel(?:ism)?\b"
-            r"(?:(?!(?:Error|Exception): ).)*\b(?:must be (?:used|enabled|set)|is required|requires|[Cc]annot|without)\b",
+            r"(?:Error|Exception): "
+            + _IN_ONE_MESSAGE
+            + r"\b(?:sequence|tensor|pipeline|context|expert)[ _-](?:model[ _-])?parallel(?:ism)?\b"
+            + _IN_ONE_MESSAGE
+            + r"\b(?:must be (?:used|enabled|set)|is required|requires|[Cc]annot|without)\b",
             # the interleaved (virtual pipeline) schedule's micro-batch rules (schedules.py)
             r"[Nn]umber of (?:contiguous )?micro-?batches\b.*(?:should|must) (?:range|be)\b",
             r"[Nn]umber of micro-?batches \(?\d*\)? is not divisible by",
@@ -2062,7 +2068,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a check that names the environment variable a chosen option needs (Megatron's
             # validate_args: "Using async gradient all reduce requires setting the environment
             # variable CUDA_DEVICE_MAX_CONNECTIONS to 1")
-            r"(?:Error|Exception): (?:(?!(?:Error|Exception): ).)*\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
+            r"(?:Error|Exception): "
+            + _IN_ONE_MESSAGE
+            + r"\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",

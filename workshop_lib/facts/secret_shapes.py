@@ -27,10 +27,15 @@ def _re(text: str) -> re.Pattern[str]:
     return re.compile(text)
 
 
+# A URL's scheme ("https://"), started only where a run of scheme characters starts: "\b" let every
+# letter of "a.a.a..." start a scan to the line's end. Redaction keeps it and masks the userinfo.
+URL_SCHEME = r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://"
+
+
 SHAPES: tuple[Shape, ...] = (
     Shape(
         "a URL with a user and password",
-        _re(r"(?<![A-Za-z0-9+.-])[A-Za-z][A-Za-z0-9+.-]*://[^\s/@:]*:[^\s/@]+@"),
+        _re(URL_SCHEME + r"[^\s/@:]*:[^\s/@]+@"),
     ),
     Shape("a bearer token", _re(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{6,}")),
     Shape("a Hugging Face token", _re(r"\bhf_[A-Za-z0-9]{20,}")),
