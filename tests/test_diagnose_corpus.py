@@ -2531,3 +2531,43 @@ def test_the_ninety_second_batchs_wording_families():
     assert v.findings == [] and v.unrecognised == []
     raised = [tb[0], '  File "train.py", line 9, in <module>', *tb[3:]]
     assert [u["line"] for u in verdict(raised).unrecognised] == [tb[-1]]
+
+
+def test_the_ninety_third_batchs_wording_families():
+    """The CUDA driver API's invalid-device error (XLA's wording) is a rank without its GPU; Ray's
+    autoscaler finding no node type that fits is a job that cannot be placed; Apptainer's failed bind
+    mount is a volume that did not mount; a missing HPC-X SHARP plugin is not aws-ofi-nccl; and a Ray
+    Tune attempt that errored, then was retried and got its workers, leaves no unknown failure."""
+    _assert_named({
+        "W platform_util.cc:199] unable to create StreamExecutor for CUDA:1: failed initializing "
+        "StreamExecutor for CUDA device ordinal 1: INTERNAL: Failed call to cuDeviceGet: "
+        "CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": "gpu_assignment_invalid",
+        "(autoscaler +34s) Error: No available node types can fulfill resource request "
+        "defaultdict(<class 'float'>, {'CPU': 8.0, 'GPU': 8.0}). Add suitable node types to this cluster "
+        "to resolve this issue.": "pod_pending_insufficient_resources",
+        "FATAL:   container creation failed: mount hook function failure: mount /data->/data error: while "
+        "mounting /data: mount source /data doesn't exist": "volume_mount_failed",
+    })  # fmt: skip
+    _assert_benign([
+        "Resources requested: 8.0/8 CPUs, 1.0/1 GPUs",
+        "INFO:    Converting SIF file to temporary sandbox...",
+        "CUDA_VISIBLE_DEVICES=0,1 (ordinal 0 and 1 visible)",
+    ])  # fmt: skip
+    sharp = "h:1:2 [1] NCCL INFO NET/Plugin: Could not find: libnccl-net-/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.so."
+    sockets = [
+        "h:1:2 [1] NCCL INFO Using network Socket",
+        "h:1:2 [0] NCCL INFO comm 0x1 rank 1 nRanks 3 nNodes 2",
+    ]
+    assert verdict([sharp, *sockets]).primary == "nccl_socket_fallback"
+    plain = "h:1:2 [1] NCCL INFO NET/Plugin: Could not find: libnccl-net.so. Using internal network plugin."
+    assert verdict([plain, *sockets]).primary == "efa_plugin_missing"
+    failed = [
+        '(TunerInternal pid=1) botocore.exceptions.ConnectTimeoutError: Connect timeout on endpoint URL: "http://minio:9000/a"',
+        "(TunerInternal pid=1) Training errored after 0 iterations at 2023-11-22 07:46:48. Total running time: 1min 2s",
+    ]  # fmt: skip
+    retried = "(RayTrainWorker pid=3) Setting up process group for: env:// [rank=0, world_size=2]"
+    assert verdict([*failed, retried]).unrecognised == []
+    assert [u["line"] for u in verdict(failed).unrecognised] == [failed[0]]  # no later attempt
+    # the last attempt failing after its workers' sign: its own lines stay listed
+    last = [*failed, retried, failed[0], failed[1]]
+    assert [u["line_number"] for u in verdict(last).unrecognised] == [4]

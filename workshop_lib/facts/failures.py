@@ -159,6 +159,12 @@ RETRY_REPORT_PATTERNS: tuple[str, ...] = (
 RETRY_RECOVERED_PATTERNS: tuple[str, ...] = (
     r"\bSetting up process group for: \S+ \[rank=\d+, world_size=\d+\]",
 )
+# ... and a report that comes after the failed attempt's own lines (Ray Tune's trial summary, "Training
+# errored after 0 iterations at 2023-11-22 07:46:48. Total running time: 1min 2s", which a
+# FailureConfig with max_failures then follows with a new attempt): when an attempt after it got its
+# workers, every error-like line before the report was a failed attempt's. A last attempt that fails
+# prints its own report after its workers' sign, and its lines stay listed.
+RETRY_REPORT_AFTER_PATTERNS: tuple[str, ...] = (r"Training errored after \d+ iterations at ",)
 # A warning the program itself later calls a false alarm: XLA's rendezvous watchdog, at error level,
 # "This thread has been waiting for 10 seconds and may be stuck", then "Thread is unstuck! Warning
 # above was a false-positive. Perhaps the timeout is too short." Each pair is (the warning, its
@@ -668,6 +674,11 @@ _IB_FABRIC = (
 # (The plugin names alone: "network gIB" would share the gate "network " with every c10d IPv6
 # warning, and a look-behind slows the alternation of every unless pattern.)
 _GCP_FABRIC = (r"gIB\b", r"FasTrak\b", r"GPUDirectTCPX")
+# NCCL told to load HPC-X's RDMA/SHARP plugin (NCCL_NET_PLUGIN set to its path, as images built for
+# InfiniBand clusters do) and not finding it: the plugin the run wanted is an InfiniBand one, not
+# aws-ofi-nccl, so "install aws-ofi-nccl" is not the fix; sockets between nodes, if NCCL then used
+# them, are what nccl_socket_fallback names.
+_IB_PLUGIN_WANTED = (r"Could not find:? libnccl-net-\S*nccl_rdma_sharp_plugin",)
 
 # Evidence that NCCL's communicators hold one process each (a single-GPU run, or a notebook): the
 # ring of every "Channel NN/MM :" line lists one rank, or every init says "nranks 1". No byte then
@@ -796,7 +807,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
         "/opt/amazon/efa/lib on LD_LIBRARY_PATH.",
-        unless=_EFA_ACTIVE + _IB_FABRIC + _GCP_FABRIC,
+        unless=_EFA_ACTIVE + _IB_FABRIC + _GCP_FABRIC + _IB_PLUGIN_WANTED,
         role="context",
     ),
     FailureSignature(
@@ -1755,6 +1766,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",
             r"(?<=error=10 : )invalid device ordinal",
+            # the CUDA driver API's name for it, as XLA (JAX) reports a device it was told to open
+            # ("Failed call to cuDeviceGet: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": a
+            # process given local device ids past the one GPU its Slurm task sees)
+            r"CUDA_ERROR_INVALID_DEVICE: invalid device ordinal",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
@@ -1887,6 +1902,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"enroot-mount: failed to mount: ",
             # pyxis refusing a --container-mounts entry before the container starts
             r"pyxis: could not add mount entry: ",
+            # Apptainer/Singularity failing a bind mount (--bind, or the site's default binds) as it
+            # creates the container: a source missing on the node, or a destination missing in a
+            # --writable image. (Not its image mount, "while mounting image", which is the image's.)
+            r"container creation failed: mount hook function failure: ",
             # dynamic provisioning of the claim's volume failed (a StorageClass parameter, a quota)
             r"\bProvisioningFailed\b",
             r"failed to provision volume with StorageClass",
@@ -1927,6 +1946,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # dstack's offers that all failed for want of capacity ("p5.48xlarge in aws/us-west-1:
             # NoCapacityError")
             r"\bNoCapacityError\b",
+            # Ray's autoscaler: no node type of the cluster can hold what a task, an actor or a
+            # placement group asks for (8 GPUs packed on one node of a cluster whose nodes have 1),
+            # so the training workers wait for ever
+            r"No available node types can fulfill resource request",
             # Azure's allocator with no capacity left for the VM size in the region or zone (AKS node
             # pools, aks-engine, Azure ML compute): "Allocation failed. We do not have sufficient
             # capacity for the requested VM size in this region."

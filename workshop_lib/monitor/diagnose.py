@@ -189,6 +189,7 @@ _LOCK_GOT = re.compile(F.TRITON_LOCK_ACQUIRED_PATTERN)
 _STALL = _alt(F.STALL_REPORT_PATTERNS)
 _RETRY_REPORT = _alt(F.RETRY_REPORT_PATTERNS)
 _RETRY_RECOVERED = _alt(F.RETRY_RECOVERED_PATTERNS)
+_RETRY_REPORT_AFTER = _alt(F.RETRY_REPORT_AFTER_PATTERNS)
 _RETRACTED = [(re.compile(warning), re.compile(retraction)) for warning, retraction in F.RETRACTED_WARNINGS]
 _RETRACT_TARGETS = frozenset(("retract", i) for i in range(len(_RETRACTED)))
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
@@ -327,7 +328,7 @@ _gate(
     ("misc", 0),
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
-_gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS), ("retry", 0))
+_gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS, *F.RETRY_REPORT_AFTER_PATTERNS), ("retry", 0))
 for _i, (_, _retraction) in enumerate(F.RETRACTED_WARNINGS):
     _gate((_retraction,), ("retract", _i))
 _gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
@@ -515,6 +516,8 @@ class _Scan:
         self.succeeded: int | None = None
         self.first_retry: int | None = None  # the first report of a failed attempt that is retried
         self.recovered: int | None = None  # the last sign that an attempt got its workers
+        self.report_after: int | None = None  # the last report that follows its failed attempt's lines
+        self.retried_through: int | None = None  # ... the last one an attempt after it recovered from
         # F.CORROBORATED_SIGNS: pair index -> its first weak line, and the pairs whose other line came
         # (per pair, not per label: one pair's corroboration says nothing of another's weak line)
         self.weak: dict[int, tuple[int, str]] = {}
@@ -593,6 +596,10 @@ class _Scan:
                 return
             if _RETRY_RECOVERED.search(line):
                 self.recovered = number
+                self.retried_through = self.report_after
+            elif _RETRY_REPORT_AFTER.search(line):
+                self.report_after = number
+                return
         if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
             self.succeeded = number
         weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
@@ -1031,6 +1038,8 @@ class _Scan:
         if self.first_retry is not None and self.recovered is not None:  # a retried attempt's failure
             first, last = self.first_retry, self.recovered
             self.unrecognised = [u for u in self.unrecognised if not first < u["line_number"] < last]
+        if self.retried_through is not None:  # lines before a report that a later attempt outlived
+            self.unrecognised = [u for u in self.unrecognised if u["line_number"] > self.retried_through]
         if self.succeeded is not None:  # the run said it succeeded: teardown symptoms and noise
             findings = [f for f in findings if f.role != "symptom" or f.line_number < self.succeeded]
             self.unrecognised = []
