@@ -25,6 +25,20 @@ def test_nccl_socket_fallback_is_degraded():
     assert h.verdict == "degraded" and "plugin not found" in h.message
 
 
+def test_a_missing_infiniband_plugin_is_not_blamed_on_aws_ofi_nccl():
+    """NCCL told to load HPC-X's SHARP plugin (an image built for InfiniBand) and not finding it: the
+    run is on sockets, but the plugin it wanted was never aws-ofi-nccl's."""
+    sockets = "h:1:2 [1] NCCL INFO NET/Socket : Using [0]eth0:10.4.0.102<0>"
+    sharp = "h:1:2 [1] NCCL INFO NET/Plugin: Could not find: libnccl-net-/opt/hpcx/nccl_rdma_sharp_plugin/lib/libnccl-net.so.so."
+    h = nccl_health_lines([sharp, sockets])
+    assert (
+        h.verdict == "degraded" and not h.plugin_missing and "aws-ofi-nccl plugin not found" not in h.message
+    )
+    assert nccl_health_lines(
+        ["h:1:2 [1] NCCL INFO NET/Plugin: Could not find: libnccl-net.so.", sockets]
+    ).plugin_missing
+
+
 def test_seed_bad_output_and_no_info_lines():
     h = nccl_health_lines(
         ["NET/Plugin: Could not find: libnccl-net-aws-ofi-nccl.so", "NET/Socket: Using [0]eth0:10.1.1.203<0>"]

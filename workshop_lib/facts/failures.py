@@ -677,8 +677,9 @@ _GCP_FABRIC = (r"gIB\b", r"FasTrak\b", r"GPUDirectTCPX")
 # NCCL told to load HPC-X's RDMA/SHARP plugin (NCCL_NET_PLUGIN set to its path, as images built for
 # InfiniBand clusters do) and not finding it: the plugin the run wanted is an InfiniBand one, not
 # aws-ofi-nccl, so "install aws-ofi-nccl" is not the fix; sockets between nodes, if NCCL then used
-# them, are what nccl_socket_fallback names.
-_IB_PLUGIN_WANTED = (r"Could not find:? libnccl-net-\S*nccl_rdma_sharp_plugin",)
+# them, are what nccl_socket_fallback names (and what `workshop monitor nccl` reports, without
+# blaming aws-ofi-nccl).
+IB_PLUGIN_WANTED: tuple[str, ...] = (r"Could not find:? libnccl-net-\S*nccl_rdma_sharp_plugin",)
 
 # Evidence that NCCL's communicators hold one process each (a single-GPU run, or a notebook): the
 # ring of every "Channel NN/MM :" line lists one rank, or every init says "nranks 1". No byte then
@@ -807,7 +808,7 @@ FAILURES: tuple[FailureSignature, ...] = (
         "NCCL could not load the aws-ofi-nccl network plugin (libnccl-net*.so), so it cannot use EFA.",
         "Install aws-ofi-nccl in the image and put its lib directory (e.g. /opt/aws-ofi-nccl/lib) and "
         "/opt/amazon/efa/lib on LD_LIBRARY_PATH.",
-        unless=_EFA_ACTIVE + _IB_FABRIC + _GCP_FABRIC + _IB_PLUGIN_WANTED,
+        unless=_EFA_ACTIVE + _IB_FABRIC + _GCP_FABRIC + IB_PLUGIN_WANTED,
         role="context",
     ),
     FailureSignature(

@@ -23,6 +23,7 @@ import os
 import re
 from dataclasses import asdict, dataclass, field
 
+from ..facts.failures import IB_PLUGIN_WANTED
 from .parse import check_log_path, read_log_lines
 
 _NCCL_VERSION = re.compile(r"NCCL version (\d+\.\d+\.\d+)")
@@ -36,6 +37,8 @@ _GDR = re.compile(r"NET/OFI Using RDMA for GPU Direct|GPU Direct RDMA Enabled|/G
 _COLL_CHANNELS = re.compile(r"(?<!\d)(\d+) coll channels")  # (?<!\d): one start per number, not per digit
 _CHANNEL = re.compile(r"Channel \d+/(\d+) :")
 _PLUGIN_MISSING = re.compile(r"NET/Plugin ?: ?(Could not find:? libnccl-net|No plugin found)")
+# the plugin NCCL looked for was HPC-X's InfiniBand one, not aws-ofi-nccl (facts/failures.py)
+_IB_PLUGIN_WANTED = re.compile("|".join(IB_PLUGIN_WANTED))
 
 
 @dataclass
@@ -86,7 +89,7 @@ def nccl_health_lines(lines) -> NcclHealth:
             h.socket_interfaces.append(m.group(1))
         if _GDR.search(line):
             h.gpudirect_rdma = True
-        if _PLUGIN_MISSING.search(line):
+        if _PLUGIN_MISSING.search(line) and not _IB_PLUGIN_WANTED.search(line):
             h.plugin_missing = True
         if m := _COLL_CHANNELS.search(line):
             h.channels = max(h.channels or 0, int(m.group(1)))
