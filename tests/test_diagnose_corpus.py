@@ -2571,3 +2571,28 @@ def test_the_ninety_third_batchs_wording_families():
     # the last attempt failing after its workers' sign: its own lines stay listed
     last = [*failed, retried, failed[0], failed[1]]
     assert [u["line_number"] for u in verdict(last).unrecognised] == [4]
+
+
+def test_the_ninety_sixth_batchs_wording_families():
+    """Transformer Engine's Userbuffers giving up on a peer's flag is a hang; a traceback of one of
+    wandb's status threads (its service gone at the run's end) is no failure, while the same
+    exception raised in the program's own code still is."""
+    _assert_named({
+        "[userbuffers.cu:userbuffers_fp16_sum_inplace_gpu_rr_rs_oop_fp8:797] [6] Reduce-scatter: SM 18 [2]: "
+        "expecting 1 got 0": "training_hang",
+    })  # fmt: skip
+    _assert_benign(["UB_TIMEOUT is set to 110 sec, 155100000000 cycles, freq: 1410000khz"])
+    thread = [
+        "Exception in thread NetStatThr:",
+        "Traceback (most recent call last):",
+        '  File "/usr/lib/python3.11/threading.py", line 975, in run',
+        "    self._target(*self._args, **self._kwargs)",
+        '  File "/usr/local/lib/python3.11/dist-packages/wandb/sdk/wandb_run.py", line 257, in check_network_status',
+        "    self._loop_check_status(",
+        '  File "/usr/local/lib/python3.11/dist-packages/wandb/sdk/lib/sock_client.py", line 130, in _send',
+        "    sent = self._sock.send(data)",
+        "BrokenPipeError: [Errno 32] Broken pipe",
+    ]
+    assert verdict(thread).unrecognised == [] and verdict(thread).primary is None
+    own = [thread[1], '  File "train.py", line 9, in <module>', *thread[-2:]]
+    assert [u["line"] for u in verdict(own).unrecognised] == [thread[-1]]

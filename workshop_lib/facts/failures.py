@@ -204,11 +204,16 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
 # Broken pipe") and stops; its first frame, in queues.py's _feed, says which traceback it is.
 # multiprocessing's _run_finalizers does the same for a finalizer that raised (its temporary
 # folder's clean-up: "OSError: [Errno 39] Directory not empty: '/tmp/pymp-...'") and runs the next.
+# wandb's status threads (NetStatThr, ChkStopThr, IntMsgThr: a run's polls of its own wandb service)
+# die with the traceback Python prints for any thread ("Exception in thread NetStatThr:", then a
+# BrokenPipeError when the service went away at the end of the run); the training never depends on them.
 # The exception line that ends each (per rank) is no failure.
 HANDLED_TRACEBACK_PATTERN = (
     r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
     r"|\bFile \"[^\"]*multiprocessing/queues\.py\", line \d+, in _feed\b"
     r"|\bFile \"[^\"]*multiprocessing/util\.py\", line \d+, in _run_finalizers\b"
+    r"|\bFile \"[^\"]*wandb/sdk/wandb_run\.py\", line \d+, in "
+    r"(?:check_network_status|check_stop_status|check_internal_messages)\b"
     r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
 )
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
@@ -1832,6 +1837,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"INFO: task (?:python\S*|pt_\w+|torchrun):\d+ blocked for more than \d+ seconds",
             # NeMo-RL's own stall detector (async GRPO): neither a rollout nor a train step for N seconds
             r"\brollout stall -- no rollout committed and no train step completed\b",
+            # Transformer Engine's Userbuffers (communication overlapped with GEMMs) giving up on a
+            # peer's flag after UB_TIMEOUT ("[userbuffers.cu:userbuffers_fp16_sum_inplace_gpu_rr_rs_oop:
+            # 797] [6] Reduce-scatter: SM 18 [2]: expecting 1 got 0"): a GPU of the TP group stopped
+            r"userbuffers\.cu:\w+:\d+\] \[\d+\] [\w -]{1,40}: ?SM \d+ \[\d+\]: ?expecting \d+ got \d+",
         ),
         "The run stopped logging iterations while the log (or the clock) moved on: some rank is stuck "
         "(a collective waiting on a dead or stopped peer, a deadlock in data loading, a stuck file "
