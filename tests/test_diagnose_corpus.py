@@ -2596,3 +2596,19 @@ def test_the_ninety_sixth_batchs_wording_families():
     assert verdict(thread).unrecognised == [] and verdict(thread).primary is None
     own = [thread[1], '  File "train.py", line 9, in <module>', *thread[-2:]]
     assert [u["line"] for u in verdict(own).unrecognised] == [thread[-1]]
+
+
+def test_the_ninety_seventh_batchs_wording_families():
+    """Megatron's refusal of Transformer Engine without FP32 softmax and a trainer refusing
+    padding-free batches are refused flags; the old distributed optimizer's bucket check is a
+    data-parallel size the layout cannot take."""
+    _assert_named({
+        "AssertionError: TransformerEngine only supports softmax compute in FP32.": "train_flags_invalid",
+        "[rank1]: ValueError: Template `gemma4` does not support padding free or packing.": "train_flags_invalid",
+        "AssertionError: Each bucket's buffer size should be divisible by 6": "parallelism_config_invalid",
+    })  # fmt: skip
+    _assert_benign([
+        "attention_softmax_in_fp32 ...................... True",
+        "padding_free: true, packing: false",
+        "Each bucket holds 40000000 elements",
+    ])  # fmt: skip

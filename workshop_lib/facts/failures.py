@@ -1367,6 +1367,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # megatron-core's parallel_state checks of derived sizes ("Expert data parallel size should
             # be divisible by partial DistOpt shard factor")
             r"\bparallel size (?:should|must) be divisible by",
+            # Megatron-LM's distributed optimizer before it padded its grad buffers (2023): each
+            # bucket is split evenly over the data-parallel ranks, so a data-parallel size that does
+            # not divide it (6 ranks: "Each bucket's buffer size should be divisible by 6") is refused
+            r"\bEach bucket's buffer size should be divisible by \d+",
             # the failing assert's own source line, as a traceback quotes it when the message line is
             # cut off (Megatron's validate_args: "assert num_layers %
             # args.transformer_pipeline_model_parallel_size == 0, \"): layers, heads or the world size
@@ -2091,6 +2095,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Megatron-Energon opening a webdataset folder that `energon prepare` never indexed ("Path
             # ... does not contain a .nv-meta/.info.yaml file. Did you forget to prepare the dataset?")
             r"\bdoes not contain a \.nv-meta/\.info\.yaml file\b",
+            # Megatron-LM's model builder with --transformer-impl transformer_engine but without
+            # --attention-softmax-in-fp32 (older releases did not set it for you)
+            r"\bTransformerEngine only supports softmax compute in FP32\b",
+            # a trainer refusing packing or padding-free batches for the chosen chat template
+            # (ms-swift: "ValueError: Template `gemma4` does not support padding free or packing.")
+            r"\bdoes not support padding[ _-]free\b",
             # tyro's refusal of options it does not know (torchtitan's and others' dataclass CLIs)
             r"\bUnrecognized options: \S",
             # a tokenizer's vocabulary file that is not where the flag says (BertTokenizer's wording)
