@@ -2612,3 +2612,18 @@ def test_the_ninety_seventh_batchs_wording_families():
         "padding_free: true, packing: false",
         "Each bucket holds 40000000 elements",
     ])  # fmt: skip
+
+
+def test_the_ninety_eighth_batchs_wording_families():
+    """HCCL's collective wait that timed out is Ascend's collective timeout; einops unable to split
+    an axis over a sequence-parallel group is a layout the input cannot take, and only with that
+    group's size named in the log."""
+    _assert_named({
+        "EI0002: [PID: 7277] 2024-11-28-11:59:30.645.648 The wait execution of the Notify register times out. "
+        "Reason: The Notify register has not received the Notify record from remote rank [unknown].": "nccl_timeout",
+    })  # fmt: skip
+    split = "einops.EinopsError:  Shape mismatch, can't divide axis of length 20 in chunks of 8"
+    frame = "[rank3]:                         n=sp_world_size).contiguous()"
+    assert verdict([frame, split]).primary == "parallelism_config_invalid"
+    assert verdict(['  File "model.py", line 9, in forward', split]).primary is None
+    _assert_benign(["sp_world_size: 8", "HCCL notify wait time: 1800 s"])

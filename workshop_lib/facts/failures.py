@@ -616,6 +616,17 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         + r"assert\s+\(?[\w.\[\]'\"]*(?:batch[_ ]?size|grad(?:ient)?_acc(?:um(?:ulation)?)?_steps)\w*\s*%\s*.+==\s*0",
         r"\bAssertionError\b",
     ),
+    # einops failing to split an axis into as many chunks as a sequence- or context-parallel group
+    # has ranks (Ulysses-style sequence parallelism shards frames or tokens with rearrange: "Shape
+    # mismatch, can't divide axis of length 20 in chunks of 8"), with that group's size named in the
+    # log (the rearrange call's own source line: "n=sp_world_size"): the input's length does not
+    # divide by the parallel degree. A split of any other axis stays unknown.
+    (
+        "parallelism_config_invalid",
+        r"\bcan't divide axis of length \d+ in chunks of \d+",
+        r"\bsp_world_size\b|\bcp_world_size\b|\bulysses_world_size\b|\bsequence_parallel_size\b"
+        r"|\bcontext_parallel_size\b|\bulysses_degree\b",
+    ),
     # ... a device-side assert raised out of the embedding lookup (its own source line in the
     # traceback): a token id at or above the vocabulary size (the kernel's assert line may be lost)
     (
@@ -963,6 +974,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Heartbeat monitor timed out",
             r"Terminating the process after attempting to dump debug info",
             r"NCCL communicator was aborted",
+            # HCCL's (Ascend's collective library) wording: a collective's wait for a record from a
+            # remote rank timed out (EI0002), the peer often gone ("Heartbeat Lost Occurred")
+            r"\bThe wait execution of the Notify register times out\b",
             # not "Timeout(ms)=60000": every WorkNCCL(...) names its timeout, also one that failed
             # because a peer died ("raised the following async exception: ... remote process exited")
             r"ProcessGroupNCCL.*[Tt]imed? ?out(?!\(ms\))",
