@@ -2627,3 +2627,16 @@ def test_the_ninety_eighth_batchs_wording_families():
     assert verdict([frame, split]).primary == "parallelism_config_invalid"
     assert verdict(['  File "model.py", line 9, in forward', split]).primary is None
     _assert_benign(["sp_world_size: 8", "HCCL notify wait time: 1800 s"])
+
+
+def test_the_ninety_ninth_batchs_wording_families():
+    """accelerate's loader running out of an iterable dataset before the expected step count is a
+    dataset too small for the run; vLLM refusing a context beyond the model's positions is the
+    model's configuration."""
+    _assert_named({
+        "ValueError: Batch does not contain any data (`None`). At the end of all iterable data available "
+        "before expected stop iteration.": "dataset_too_small",
+        "ValueError: User-specified max_model_len (37192) is greater than the derived max_model_len "
+        "(max_position_embeddings=32768 or model_max_length=None in model's config.json).": "model_config_invalid",
+    })  # fmt: skip
+    _assert_benign(["max_model_len: 32768", "iterable dataset: 100 batches per rank"])

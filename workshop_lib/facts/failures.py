@@ -1407,6 +1407,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # an inference engine's refusal (vLLM, SGLang rollouts): prompt and completion longer than
             # the model's positions
             r"exceeds the model's maximum context length",
+            # ... or a context length asked for beyond the model's own positions ("User-specified
+            # max_model_len (37192) is greater than the derived max_model_len (max_position_embeddings
+            # =32768 ...)", vLLM as an RL trainer's rollout engine)
+            r"\bUser-specified max_model_len \(\d+\) is greater than the derived max_model_len\b",
             # the kit's trainer (workshop_lib/train/arguments.py): shape rules of the model itself
             r"--hidden-size \d+ is not divisible by --num-attention-heads \d+",
             r"--num-attention-heads \d+ is not divisible by --num-query-groups \d+",
@@ -1534,6 +1538,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # transformers' Trainer when the training iterator runs dry (fewer examples than one batch,
             # or an IterableDataset shorter than max_steps): it stops there, at warning level
             r"There seems (?:to be )?not a single sample in your epoch_iterator, stopping training at step \d+",
+            # ... and accelerate's data loader when an iterable dataset runs dry on a rank before the
+            # step count the trainer expects (max_steps longer than the data: "Batch does not contain
+            # any data (`None`). At the end of all iterable data available before expected stop
+            # iteration.")
+            r"\bAt the end of all iterable data available before expected stop iteration\b",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
