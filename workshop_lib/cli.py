@@ -92,13 +92,28 @@ class _Interrupts:
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``workshop`` console script; returns the exit status."""
     try:
-        parser = build_parser()
-        args = parser.parse_args(argv)
-    except KeyboardInterrupt:  # Ctrl-C while the rooms load
-        print("workshop: interrupted", file=sys.stderr)
-        return 130
-    with _Interrupts() as interrupts:
-        return _run(args, interrupts)
+        try:
+            parser = build_parser()
+            args = parser.parse_args(argv)
+        except KeyboardInterrupt:  # Ctrl-C while the rooms load
+            print("workshop: interrupted", file=sys.stderr)
+            return 130
+        with _Interrupts() as interrupts:
+            return _run(args, interrupts)
+    finally:
+        _forget_handled_interrupt()
+
+
+def _forget_handled_interrupt() -> None:
+    """Make the status ``main`` returns the process's exit status, even after a handled Ctrl-C.
+
+    CPython marks a KeyboardInterrupt that leaves an ``exec()`` of source text as unhandled, even
+    when a caller then catches it, and under ``python -m`` its main ends the process by SIGINT
+    (status -2) instead of exiting with the 130 this command returns. A Ctrl-C during an import
+    often lands in such an exec: dataclasses build every ``__init__`` that way. Running any source
+    text through exec clears the mark first (Python/pythonrun.c, run_eval_code_obj), so this does.
+    """
+    exec("pass")
 
 
 def _run(args: argparse.Namespace, interrupts: _Interrupts) -> int:
