@@ -427,6 +427,38 @@ def test_ctrl_c_caught_inside_exec_text_still_exits_130_under_python_m(tmp_path)
     assert r.stderr.strip() == "workshop probe: interrupted"
 
 
+def test_ctrl_c_while_the_agent_is_still_starting_python_is_one_line(tmp_path):
+    """A Ctrl-C that reaches the agent while its interpreter is still importing ``site`` (before
+    it has a handler) must not print Python's "Fatal Python error: init_import_site" and a
+    traceback: the launcher passes the request on as SIGTERM, which ends such an agent silently.
+    Found by the test below failing in CI; here a sitecustomize holds only the agent (the one
+    process started with WORKSHOP_PARENT_PID) in ``site`` until the Ctrl-C has come."""
+    hook = tmp_path / "hook"
+    hook.mkdir()
+    marker = tmp_path / "agent_in_site"
+    (hook / "sitecustomize.py").write_text(
+        "import os, time\n"
+        "if os.environ.get('WORKSHOP_PARENT_PID'):\n"
+        f"    open({str(marker)!r}, 'w').close()\n"
+        "    time.sleep(20)\n"
+    )
+    cmd = [PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "1", "--", *MODEL, "--train-iters", "100000"]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen(
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )  # fmt: skip
+    deadline = time.monotonic() + 120
+    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert marker.exists(), "the agent never started"
+    os.killpg(proc.pid, signal.SIGINT)
+    _out, err = proc.communicate(timeout=TIMEOUT)
+    assert proc.returncode == 130, err[-2000:]
+    assert err.strip().splitlines()[-1] == "workshop train: interrupted by SIGINT", err[-2000:]
+    assert "Traceback" not in err and "Fatal Python error" not in err, err[-2000:]
+
+
 def test_ctrl_c_while_workshop_train_checks_its_flags_is_one_line(tmp_path):
     long_run = [*MODEL, "--train-iters", "100000"]  # if the checks are done first, the run is stopped
     r = _interrupt([PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "1", "--", *long_run], 0.8)

@@ -316,7 +316,7 @@ _SAVED = re.compile(r"successfully saved checkpoint from iteration\s+(\d+) to (\
 
 
 def supervise(cmd: Sequence[str], env: Mapping[str, str]) -> int:
-    """Run the agent in its own process group, pass stop requests on, end with one verdict line."""
+    """Run the agent in its own process group, pass stop requests on (as SIGTERM), end with one verdict line."""
     received: list[int] = []
     proc: subprocess.Popen | None = None
 
@@ -325,7 +325,11 @@ def supervise(cmd: Sequence[str], env: Mapping[str, str]) -> int:
         if proc is None:
             raise KeyboardInterrupt  # nothing started yet: the CLI's "interrupted", exit 130
         with contextlib.suppress(ProcessLookupError):
-            proc.send_signal(signum)  # the agent asks the ranks to save; a second one stops at once
+            # Always as SIGTERM, which the agent treats as it treats SIGINT (the ranks save; a second
+            # one stops at once). The difference is before its handler exists: an agent still
+            # importing dies of a SIGTERM without a word, where a SIGINT there is a KeyboardInterrupt
+            # in the middle of ``site`` ("Fatal Python error: init_import_site" and a traceback).
+            proc.send_signal(signal.SIGTERM)
 
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}

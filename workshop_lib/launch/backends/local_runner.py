@@ -41,9 +41,11 @@ def main(state_path: str) -> int:
             process_group=0,  # a signal to this runner's group is passed on once, by the handler below
         )
 
-        def forward(signum, _frame):
+        def forward(_signum, _frame):
+            # As SIGTERM whatever came: the agent treats the two alike once it runs, and one still
+            # importing dies of SIGTERM silently where SIGINT prints a traceback into the log.
             with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signum)
+                proc.send_signal(signal.SIGTERM)
 
         signal.signal(signal.SIGTERM, forward)
         signal.signal(signal.SIGINT, forward)
