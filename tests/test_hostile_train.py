@@ -442,8 +442,22 @@ def test_ctrl_c_while_the_agent_is_still_starting_python_is_one_line(tmp_path):
         f"    open({str(marker)!r}, 'w').close()\n"
         "    time.sleep(20)\n"
     )
-    cmd = [PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "1", "--", *MODEL, "--train-iters", "100000"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))}
+    cmd = [
+        PY,
+        "-m",
+        "workshop_lib.cli",
+        "train",
+        "--nproc-per-node",
+        "1",
+        "--",
+        *MODEL,
+        "--train-iters",
+        "100000",
+    ]
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
+    }
     proc = subprocess.Popen(
         cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
         start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
