@@ -1155,6 +1155,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # twin is host memory)
             r"\bcudaMalloc(?:Async)? failed: out of memory\b",
             r"\bOOM when allocating tensor\b.*(?:device:GPU:\d+|by allocator GPU_\d+_bfc)",
+            # TensorFlow's copy of a host tensor to the GPU when the GPU allocator gave it no memory
+            # for the destination (an InternalError, so no "OOM" word at all)
+            r"\bDst tensor is not initialized\b",
             # HAMi's vGPU interceptor (GPU sharing on Kubernetes) refusing an allocation past the pod's
             # nvidia.com/gpumem quota ("Device 0 OOM 3171158016 / 3145728000"): the memory that ran
             # out is the pod's share, however much the card still has free

@@ -163,7 +163,9 @@ def _first_sentence(text: str) -> str:
 
 
 def _clip(line: str) -> str:
-    line = line.rstrip("\r\n")
+    # Trailing blanks go first: a pasted line padded to a terminal's width would otherwise be
+    # clipped inside its padding and show only the spaces before the "...".
+    line = line.rstrip()
     return line if len(line) <= MAX_LINE_CHARS else line[: MAX_LINE_CHARS - 3] + "..."
 
 
