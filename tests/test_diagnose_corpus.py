@@ -2656,3 +2656,26 @@ def test_the_hundred_and_first_batchs_wording_families():
         "[Op:Cast]": "cuda_oom",
     })  # fmt: skip
     _assert_benign(["dst tensor: initialized from the checkpoint", "Destination tensor is ready"])
+
+
+def test_the_hundred_and_second_batchs_wording_families():
+    """ps-lite's scheduler unable to bind its rendezvous port is the master port taken; glog's CHECK
+    of a CUDA call failing with error 10 is a GPU number the node does not have; an IPython
+    traceback's header is a failure even when the excerpt ends before its message."""
+    _assert_named({
+        "[07:48:18] 3rdparty/ps-lite/include/dmlc/logging.h:276: [07:48:18] src/./zmq_van.h:121: Reached max retry "
+        "for bind: Address already in use. errno = 98": "master_port_in_use",
+        "F0707 18:28:31.445760 14913 parallel.cpp:130] Check failed: error == cudaSuccess (10 vs. 0)  invalid device "
+        "ordinal": "gpu_assignment_invalid",
+        "F0312 09:01:02.000001  2211 syncedmem.cpp:56] Check failed: error == cudaSuccess (10 vs. 0)  invalid device "
+        "ordinal": "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_unknown([
+        "ResourceExhaustedError                    Traceback (most recent call last)",
+        "KeyboardInterrupt                         Traceback (most recent call last)",
+    ])  # fmt: skip
+    _assert_benign([
+        "[07:48:18] src/postoffice.cc:25: Creating Van: zmq",
+        "I0707 18:28:31.445760 14913 solver.cpp:99] Iteration 100, loss = 0.3 (10 vs. 0)",
+        "Traceback printing is on; errors go to stderr",
+    ])  # fmt: skip

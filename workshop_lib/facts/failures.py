@@ -341,6 +341,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # failed: reduction_kind.has_value()", then "*** Check failure stack trace: ***")
     r"\.(?:cc|cpp|h):\d+\] Check failed: ",
     r"\*\*\* Check failure stack trace: \*\*\*",
+    # IPython's (Jupyter's) header of an uncaught exception's traceback, the exception's name first
+    # ("ResourceExhaustedError                    Traceback (most recent call last)"): the message
+    # line comes only at the traceback's end, which a pasted excerpt often cuts off
+    r"^\s*\w+(?:Error|Exception|Interrupt)\s{2,}Traceback \(most recent call last\)",
     r"^make(?:\[\d+\])?: \*\*\* ",  # make giving up (Megatron builds its dataset helpers with make)
     # glog's error level in Go (Kubernetes controllers, operators, device plugins). Only .go files:
     # the gate ".go:" is rare in training logs, where ".py:" and ".cpp:" fill warnings and NCCL lines
@@ -1080,6 +1084,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # accelerate checking the port before it launches ("Tried to launch distributed
             # communication on port `29500`, but another process is utilizing it")
             r"Tried to launch distributed communication on port \S+, but another process is utilizing it",
+            # ps-lite's ZeroMQ van (BytePS, MXNet's parameter server) binding the scheduler's
+            # rendezvous port, DMLC_PS_ROOT_PORT: the same role as the master port
+            r"\bReached max retry for bind: Address already in use\b",
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -1802,6 +1809,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",
             r"(?<=error=10 : )invalid device ordinal",
+            # glog's CHECK of a CUDA call (Caffe's CUDA_CHECK: "Check failed: error == cudaSuccess
+            # (10 vs. 0)  invalid device ordinal", error 10 being cudaErrorInvalidDevice)
+            r"(?<=\(10 vs\. 0\)  )invalid device ordinal",
             # the CUDA driver API's name for it, as XLA (JAX) reports a device it was told to open
             # ("Failed call to cuDeviceGet: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": a
             # process given local device ids past the one GPU its Slurm task sees)
