@@ -2679,3 +2679,15 @@ def test_the_hundred_and_second_batchs_wording_families():
         "I0707 18:28:31.445760 14913 solver.cpp:99] Iteration 100, loss = 0.3 (10 vs. 0)",
         "Traceback printing is on; errors go to stderr",
     ])  # fmt: skip
+
+
+def test_the_hundred_and_fifth_batchs_wording_families():
+    """fms-acceleration's ScatterMoE checks: a world size or an expert count that does not split
+    over the expert-parallel degree is a parallel layout the job cannot take, with or without "is"."""
+    _assert_named({
+        "AssertionError: world size (2) not divisible by ep_size (4).": "parallelism_config_invalid",
+        "AssertionError: world size (6) is not divisible by ep_size (4).": "parallelism_config_invalid",
+        "AssertionError: moe num experts (62) not divisible by ep_shard_factor (4).": "parallelism_config_invalid",
+        "ValueError: num experts (60) is not divisible by expert_parallel_size (8)": "parallelism_config_invalid",
+    })  # fmt: skip
+    _assert_benign(["moe num experts (64), ep_shard_factor (4)", "world size (8), ep_size (4)"])

@@ -1339,7 +1339,12 @@ FAILURES: tuple[FailureSignature, ...] = (
     FailureSignature(
         "parallelism_config_invalid",
         (
-            r"world size \(\d+\) is not divisible by",
+            # ... also without the "is" (fms-acceleration's ScatterMoE: "world size (2) not divisible
+            # by ep_size (4)")
+            r"world size \(\d+\) (?:is )?not divisible by",
+            # the experts do not split over the expert-parallel group (fms-acceleration: "moe num
+            # experts (62) not divisible by ep_shard_factor (4)")
+            r"\bexperts \(\d+\) (?:is )?not divisible by (?:ep|expert)\w*",
             # torchtitan's ParallelDims check ("Invalid parallel dims: dp(1) * sp(2) * pp(3) != WORLD_SIZE(8)")
             r"\bInvalid parallel dims: \w+\(-?\d+\)",
             # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
