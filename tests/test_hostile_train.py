@@ -362,13 +362,25 @@ def test_kill_9_of_workshop_train_leaves_no_rank_behind(dataset, tmp_path):
 
 
 # ---- Ctrl-C anywhere: one line, exit 130, nothing half-written --------------------------------
-def _interrupt(cmd: list[str], delay: float) -> subprocess.CompletedProcess:
-    """Run ``cmd`` as a terminal would (SIGINT handled normally), Ctrl-C its process group after ``delay``."""
+def _interrupt(
+    cmd: list[str], when: float | Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess:
+    """Run ``cmd`` as a terminal would (SIGINT handled normally), Ctrl-C its process group after
+    ``when`` seconds, or once the file ``when`` exists (asserted, within two minutes)."""
     proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
+        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )  # fmt: skip
-    time.sleep(delay)
+    if isinstance(when, Path):
+        deadline = time.monotonic() + 120
+        while not when.exists() and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if not when.exists():  # leave no process behind a failed test
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate(timeout=TIMEOUT)
+            raise AssertionError(f"{when.name} never appeared")
+    else:
+        time.sleep(when)
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=TIMEOUT)
     return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
@@ -438,39 +450,19 @@ def test_ctrl_c_while_the_agent_is_still_starting_python_is_one_line(tmp_path):
     marker = tmp_path / "agent_in_site"
     (hook / "sitecustomize.py").write_text(
         "import os, time\n"
-        "if os.environ.get('WORKSHOP_PARENT_PID'):\n"
+        f"if os.environ.get({lifeline.PARENT_ENV!r}):\n"
         f"    open({str(marker)!r}, 'w').close()\n"
         "    time.sleep(20)\n"
     )
-    cmd = [
-        PY,
-        "-m",
-        "workshop_lib.cli",
-        "train",
-        "--nproc-per-node",
-        "1",
-        "--",
-        *MODEL,
-        "--train-iters",
-        "100000",
-    ]
-    env = {
-        **os.environ,
-        "PYTHONPATH": os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")])),
-    }
-    proc = subprocess.Popen(
-        cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO, env=env,
-        start_new_session=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    long_run = [*MODEL, "--train-iters", "100000"]
+    path = os.pathsep.join(filter(None, [str(hook), os.environ.get("PYTHONPATH")]))
+    r = _interrupt(
+        [PY, "-m", "workshop_lib.cli", "train", "--nproc-per-node", "1", "--", *long_run], marker,
+        env={**os.environ, "PYTHONPATH": path},
     )  # fmt: skip
-    deadline = time.monotonic() + 120
-    while not marker.exists() and proc.poll() is None and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert marker.exists(), "the agent never started"
-    os.killpg(proc.pid, signal.SIGINT)
-    _out, err = proc.communicate(timeout=TIMEOUT)
-    assert proc.returncode == 130, err[-2000:]
-    assert err.strip().splitlines()[-1] == "workshop train: interrupted by SIGINT", err[-2000:]
-    assert "Traceback" not in err and "Fatal Python error" not in err, err[-2000:]
+    assert r.returncode == 130, r.stderr[-2000:]
+    assert r.stderr.strip().splitlines()[-1] == "workshop train: interrupted by SIGINT", r.stderr[-2000:]
+    assert "Traceback" not in r.stderr and "Fatal Python error" not in r.stderr, r.stderr[-2000:]
 
 
 def test_ctrl_c_while_workshop_train_checks_its_flags_is_one_line(tmp_path):

@@ -17,7 +17,6 @@ Nothing here imports torch at module level: the checks and the trainer processes
 from __future__ import annotations
 
 import argparse
-import contextlib
 import copy
 import os
 import re
@@ -324,12 +323,7 @@ def supervise(cmd: Sequence[str], env: Mapping[str, str]) -> int:
         received.append(signum)
         if proc is None:
             raise KeyboardInterrupt  # nothing started yet: the CLI's "interrupted", exit 130
-        with contextlib.suppress(ProcessLookupError):
-            # Always as SIGTERM, which the agent treats as it treats SIGINT (the ranks save; a second
-            # one stops at once). The difference is before its handler exists: an agent still
-            # importing dies of a SIGTERM without a word, where a SIGINT there is a KeyboardInterrupt
-            # in the middle of ``site`` ("Fatal Python error: init_import_site" and a traceback).
-            proc.send_signal(signal.SIGTERM)
+        lifeline.pass_stop_on(proc)
 
     tail: deque[str] = deque(maxlen=TAIL_LINES)
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGTERM, signal.SIGINT)}

@@ -28,7 +28,10 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the ranks import this module first thing: subprocess only where it runs
+    import subprocess
 
 PR_SET_PDEATHSIG = 1
 # The environment variable through which a parent names itself to the child it starts: the
@@ -173,6 +176,18 @@ def same_process(recorded: dict[str, Any] | None) -> bool:
     return bool(
         now and now["start_time"] == recorded.get("start_time") and now["argv"] == recorded.get("argv")
     )
+
+
+def pass_stop_on(agent: subprocess.Popen) -> None:
+    """Pass a stop request (SIGTERM or SIGINT, whichever came) on to the ``agent`` as SIGTERM.
+
+    The agent treats the two alike once it runs (the ranks save; a second request stops at once).
+    The difference is before its handler exists: an agent still importing dies of a SIGTERM without
+    a word, where a SIGINT there is a KeyboardInterrupt in the middle of ``site`` ("Fatal Python
+    error: init_import_site" and a traceback). Used by ``workshop train`` and the detached runner.
+    """
+    with contextlib.suppress(ProcessLookupError):
+        agent.send_signal(signal.SIGTERM)  # not once it is reaped: its pid may be another's by then
 
 
 def signal_group(pids: Sequence[int], sig: int) -> None:

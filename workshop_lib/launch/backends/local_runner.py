@@ -13,7 +13,6 @@ temporary name and renamed into place, so a link planted at its path is replaced
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
@@ -42,10 +41,7 @@ def main(state_path: str) -> int:
         )
 
         def forward(_signum, _frame):
-            # As SIGTERM whatever came: the agent treats the two alike once it runs, and one still
-            # importing dies of SIGTERM silently where SIGINT prints a traceback into the log.
-            with contextlib.suppress(ProcessLookupError):
-                proc.send_signal(signal.SIGTERM)
+            lifeline.pass_stop_on(proc)
 
         signal.signal(signal.SIGTERM, forward)
         signal.signal(signal.SIGINT, forward)
