@@ -7,8 +7,9 @@ seconds, and ``workshop monitor diagnose``'s primary label and evidence line aga
 expected. The CPU fault-injection suite (``tests/test_fault_injection.py``) cannot reach these:
 CUDA's and NCCL's own wording for a rank without a GPU, two ranks on one GPU, a device-side
 assert, NCCL's bootstrap and network-plugin errors, NCCL's INFO output of a healthy run, fp16's
-dynamic loss scale (it lives on the GPU), a process that sees no GPU at all, and a SIGTERM that
-must leave a saved checkpoint and no process on the GPU.
+dynamic loss scale (it lives on the GPU), a process that sees no GPU at all, and a SIGTERM or
+Ctrl-C (once, twice, or while a rank sets up) that must leave a saved checkpoint or nothing, one
+line, and no process on the GPU.
 
 The logs it brought back are kept as fixtures (``tests/fixtures/gpu/faults/``) and held by
 ``tests/test_gpu_fault_logs.py``; the table is ``benchmarks/results/gpu_faults.md``. Without CUDA
@@ -54,6 +55,7 @@ class Scenario:
     command: Command
     env: dict[str, str] = field(default_factory=dict)
     stop_after_iteration: int | None = None  # signal the launcher once this iteration is logged
+    stop_at_line: str | None = None  # ... or at the first line this pattern finds, whatever iteration
     stop_signal: int = signal.SIGTERM
     stop_twice: bool = False  # a second signal right after the first: stop at once, without saving
     save: bool = False
@@ -142,6 +144,15 @@ SCENARIOS = [
              train(*ENDLESS), stop_after_iteration=3, stop_signal=signal.SIGINT, save=True),
     Scenario("sigterm_twice", "healthy", "two SIGTERMs half a second apart (stop at once, no save)",
              train(*ENDLESS), stop_after_iteration=3, stop_twice=True, save=True),
+    # Added in the third lease, after `workshop train` began passing a stop request on to its agent
+    # as SIGTERM (lifeline.pass_stop_on): a Ctrl-C pressed twice, and one while the rank is still
+    # setting up (its process group and NCCL up, the model not yet built), must each end in one
+    # line with exit 130, no traceback, nothing claimed saved and nothing left on the GPU.
+    Scenario("sigint_twice", "healthy", "two SIGINTs (Ctrl-C pressed twice) half a second apart",
+             train(*ENDLESS), stop_after_iteration=3, stop_signal=signal.SIGINT, stop_twice=True, save=True),
+    Scenario("sigint_during_rank_startup", "healthy",
+             "SIGINT (Ctrl-C) as the rank prints its world size, before the model is built",
+             train(*ENDLESS), stop_at_line=r"^> world size", stop_signal=signal.SIGINT, save=True),
 ]  # fmt: skip
 
 
@@ -174,7 +185,10 @@ def run(s: Scenario, data: str, out: Path, gpus: int, timeout: float) -> dict[st
         for line in proc.stdout:
             fh.write(line)
             m = re.search(r"iteration +(\d+)/", line)
-            if s.stop_after_iteration and not signalled and m and int(m.group(1)) >= s.stop_after_iteration:
+            due = (s.stop_at_line and re.search(s.stop_at_line, line)) or (
+                s.stop_after_iteration and m and int(m.group(1)) >= s.stop_after_iteration
+            )
+            if due and not signalled:
                 proc.send_signal(s.stop_signal)  # SIGTERM: what the kubelet sends a pod it stops
                 if s.stop_twice:
                     time.sleep(0.5)
@@ -193,6 +207,9 @@ def run(s: Scenario, data: str, out: Path, gpus: int, timeout: float) -> dict[st
         result["checkpoint_entries"] = sorted(p.name for p in ckpt.iterdir()) if ckpt.is_dir() else []
         time.sleep(2)  # the driver lists a process until its CUDA context is gone
         result["gpu_processes_after"] = gpu_processes()
+        text = log.read_text(errors="replace")
+        result["tracebacks"] = text.count("Traceback (most recent call last)")
+        result["last_line"] = text.rstrip().splitlines()[-1][:300] if text.strip() else ""
     from workshop_lib.monitor.diagnose import verdict
 
     v = verdict(log)
@@ -254,8 +271,8 @@ def main() -> int:
     }  # fmt: skip
     # The failures run side by side; the stops one at a time after them, so that nvidia-smi's list
     # of processes left on the GPU afterwards holds only what that stop left behind.
-    together = [s for s in chosen if s.stop_after_iteration is None]
-    alone = [s for s in chosen if s.stop_after_iteration is not None]
+    together = [s for s in chosen if s.stop_after_iteration is None and not s.stop_at_line]
+    alone = [s for s in chosen if s.stop_after_iteration is not None or s.stop_at_line]
     with ThreadPoolExecutor(max_workers=max(1, len(together))) as pool:
         futures = {s.name: pool.submit(run, s, data, out, gpus, args.timeout) for s in together}
         for name, fut in futures.items():

@@ -70,6 +70,22 @@ def test_the_failures_exit_as_failures_and_the_stops_as_stops():
     r = RESULTS["sigterm_twice"]
     assert (r["exit"], r["saved_iteration"], r["gpu_processes_after"]) == (143, None, [])
     assert "latest_checkpointed_iteration.txt" not in r["checkpoint_entries"]
+    # Ctrl-C twice, and Ctrl-C while the rank is still setting up: 130, nothing claimed saved
+    for name, last in (
+        ("sigint_twice", "workshop train: interrupted by SIGINT"),
+        (
+            "sigint_during_rank_startup",
+            "workshop train: stopped by SIGINT: the ranks exited (nothing new to save)",
+        ),
+    ):
+        r = RESULTS[name]
+        assert (r["exit"], r["saved_iteration"], r["gpu_processes_after"]) == (130, None, []), name
+        assert r["last_line"] == _log(name).rstrip().splitlines()[-1] == last, name
+    # every stop ends in its one line: no traceback from any process (the launcher, agent or rank)
+    stops = [s.name for s in SCENARIOS if s.stop_after_iteration or s.stop_at_line]
+    assert len(stops) == 5
+    for name in stops:
+        assert RESULTS[name]["tracebacks"] == 0 and "Traceback" not in _log(name), name
 
 
 def test_the_pod_form_stops_every_rank_at_once():
