@@ -1339,9 +1339,6 @@ FAILURES: tuple[FailureSignature, ...] = (
     FailureSignature(
         "parallelism_config_invalid",
         (
-            # ... also without the "is" (fms-acceleration's ScatterMoE: "world size (2) not divisible
-            # by ep_size (4)")
-            r"world size \(\d+\) (?:is )?not divisible by",
             # the experts do not split over the expert-parallel group (fms-acceleration: "moe num
             # experts (62) not divisible by ep_shard_factor (4)")
             r"\bexperts \(\d+\) (?:is )?not divisible by (?:ep|expert)\w*",
@@ -1383,8 +1380,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--num-layers \d+ does not split into \d+ pipeline stages",
             r"--data-parallel-size \d+ does not match world size",
             r"expert parallel \d+ x expert tensor parallel \d+ exceeds the \d+ ranks",
-            # megatron-core (parallel_state.py), DeepSpeed, vLLM and other trainers' wordings
-            r"[Ww]orld[_ ]size:? \(?\d+\)? is not divisible by",
+            # megatron-core (parallel_state.py), DeepSpeed, vLLM and other trainers' wordings, also
+            # without the "is" (fms-acceleration's ScatterMoE: "world size (2) not divisible by ep_size (4)")
+            r"[Ww]orld[_ ]size:? \(?\d+\)? (?:is )?not divisible by",
             r"[Ww]orld size \d+ must be divisible by the product of",
             r"(?:tensor|pipeline|tp|pp)_?\w* \* (?:tensor|pipeline|tp|pp)_?\w* must be equal to world_size",
             r"heads? (?:\(\d+\) )?must be divisible by (?:the )?(?:world size|mp_size|tensor parallel size|tp_size|tp size)",
