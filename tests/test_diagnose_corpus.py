@@ -2691,3 +2691,20 @@ def test_the_hundred_and_fifth_batchs_wording_families():
         "ValueError: num experts (60) is not divisible by expert_parallel_size (8)": "parallelism_config_invalid",
     })  # fmt: skip
     _assert_benign(["moe num experts (64), ep_shard_factor (4)", "world size (8), ep_size (4)"])
+
+
+def test_the_hundred_and_sixth_batchs_wording_families():
+    """A rank asking for a GPU the process does not see, as CuPy's runtime error names it and as
+    PyTorch Lightning's device check refuses it (its GPU list on the next line)."""
+    _assert_named({
+        "cupy.cuda.runtime.CUDARuntimeError: cudaErrorInvalidDevice: invalid device ordinal": "gpu_assignment_invalid",
+        "pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0, 1]":
+            "gpu_assignment_invalid",
+        "lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [1]":
+            "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign([
+        "GPU available: True (cuda), used: True",
+        "You requested GPUs: 8 via Trainer(devices=8)",
+        "cudaErrorInvalidDevice is returned when the ordinal is out of range",
+    ])  # fmt: skip

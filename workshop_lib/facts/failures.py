@@ -1819,6 +1819,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ("Failed call to cuDeviceGet: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": a
             # process given local device ids past the one GPU its Slurm task sees)
             r"CUDA_ERROR_INVALID_DEVICE: invalid device ordinal",
+            # the runtime API's name for it, as CuPy raises it ("CUDARuntimeError: cudaErrorInvalidDevice:
+            # invalid device ordinal": a multi-node Horovod job picking its GPU by the global rank)
+            r"\bcudaErrorInvalidDevice: invalid device ordinal",
+            # PyTorch Lightning's device check ("MisconfigurationException: You requested GPUs: [0, 1]"
+            # then " But your machine only has: [0]"): a Trainer asking for more GPUs than the process
+            # sees (a Ray Tune trial given one GPU)
+            r"\bMisconfigurationException: You requested (?:GPUs?|gpus?|devices?): \[[\d, ]*\]",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
