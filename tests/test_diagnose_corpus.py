@@ -2708,3 +2708,13 @@ def test_the_hundred_and_sixth_batchs_wording_families():
         "You requested GPUs: 8 via Trainer(devices=8)",
         "cudaErrorInvalidDevice is returned when the ordinal is out of range",
     ])  # fmt: skip
+
+
+def test_the_hundred_and_seventh_batchs_wording_families():
+    """torch's internal check of a device index against the GPUs it counted is a rank asking for a
+    GPU the process does not see, as CUDA's invalid device ordinal is."""
+    _assert_named({
+        'RuntimeError: device >= 0 && device < num_gpus INTERNAL ASSERT FAILED at "../aten/src/ATen/cuda/'
+        'CUDAContext.cpp":49, please report a bug to PyTorch. device=7, num_gpus=4': "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign(["torch.cuda.device_count() = 8, num_gpus = 8", "assert device >= 0"])

@@ -1826,6 +1826,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # then " But your machine only has: [0]"): a Trainer asking for more GPUs than the process
             # sees (a Ray Tune trial given one GPU)
             r"\bMisconfigurationException: You requested (?:GPUs?|gpus?|devices?): \[[\d, ]*\]",
+            # torch's own check of a device index against the GPUs it counted ("device >= 0 && device <
+            # num_gpus INTERNAL ASSERT FAILED ... device=7, num_gpus=..."): a process told to use a GPU
+            # number past the ones it sees (a GRPO script's rollout device set to 7 on a smaller node)
+            r"\bdevice >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
