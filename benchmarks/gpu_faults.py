@@ -60,6 +60,11 @@ class Scenario:
     stop_twice: bool = False  # a second signal right after the first: stop at once, without saving
     save: bool = False
 
+    @property
+    def is_stop(self) -> bool:
+        """A run stopped by a signal on purpose (it runs alone: see main)."""
+        return self.stop_after_iteration is not None or self.stop_at_line is not None
+
 
 def train(*flags: str, one_too_many: bool = False, fp16: bool = False) -> Command:
     """``workshop train`` on one GPU, or on one process more than the machine has GPUs; ``fp16``
@@ -271,8 +276,8 @@ def main() -> int:
     }  # fmt: skip
     # The failures run side by side; the stops one at a time after them, so that nvidia-smi's list
     # of processes left on the GPU afterwards holds only what that stop left behind.
-    together = [s for s in chosen if s.stop_after_iteration is None and not s.stop_at_line]
-    alone = [s for s in chosen if s.stop_after_iteration is not None or s.stop_at_line]
+    together = [s for s in chosen if not s.is_stop]
+    alone = [s for s in chosen if s.is_stop]
     with ThreadPoolExecutor(max_workers=max(1, len(together))) as pool:
         futures = {s.name: pool.submit(run, s, data, out, gpus, args.timeout) for s in together}
         for name, fut in futures.items():

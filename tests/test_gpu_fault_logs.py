@@ -82,7 +82,7 @@ def test_the_failures_exit_as_failures_and_the_stops_as_stops():
         assert (r["exit"], r["saved_iteration"], r["gpu_processes_after"]) == (130, None, []), name
         assert r["last_line"] == _log(name).rstrip().splitlines()[-1] == last, name
     # every stop ends in its one line: no traceback from any process (the launcher, agent or rank)
-    stops = [s.name for s in SCENARIOS if s.stop_after_iteration or s.stop_at_line]
+    stops = [s.name for s in SCENARIOS if s.is_stop]
     assert len(stops) == 5
     for name in stops:
         assert RESULTS[name]["tracebacks"] == 0 and "Traceback" not in _log(name), name
