@@ -2718,3 +2718,17 @@ def test_the_hundred_and_seventh_batchs_wording_families():
         'CUDAContext.cpp":49, please report a bug to PyTorch. device=7, num_gpus=4': "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_benign(["torch.cuda.device_count() = 8, num_gpus = 8", "assert device >= 0"])
+
+
+def test_the_hundred_and_tenth_batchs_wording_families():
+    """TensorFlow's session config asking for a GPU index the process does not see (Horovod's
+    local-rank pinning under a CUDA_VISIBLE_DEVICES that left one GPU) is a rank without its GPU,
+    in TF 1's wording and TF 2's."""
+    _assert_named({
+        "2017-11-15 01:21:03.972724: E tensorflow/core/common_runtime/direct_session.cc:138] Invalid "
+        "argument: 'visible_device_list' listed an invalid GPU id '6' but visible device count is 1":
+            "gpu_assignment_invalid",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: 'visible_device_list' listed an "
+        "invalid Device id '3' but visible device count is 2": "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign(["config.gpu_options.visible_device_list = str(hvd.local_rank())"])

@@ -1830,6 +1830,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # num_gpus INTERNAL ASSERT FAILED ... device=7, num_gpus=..."): a process told to use a GPU
             # number past the ones it sees (a GRPO script's rollout device set to 7 on a smaller node)
             r"\bdevice >= 0 && device < num_gpus INTERNAL ASSERT FAILED",
+            # TensorFlow's session config naming a GPU the process does not see ("'visible_device_list'
+            # listed an invalid GPU id '6' but visible device count is 1"; "Device id" since TF 2): Horovod
+            # pinning each rank to its local rank while CUDA_VISIBLE_DEVICES already left it one GPU
+            r"'visible_device_list' listed an invalid (?:GPU|Device) id",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
