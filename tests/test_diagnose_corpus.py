@@ -2732,3 +2732,20 @@ def test_the_hundred_and_tenth_batchs_wording_families():
         "invalid Device id '3' but visible device count is 2": "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_benign(["config.gpu_options.visible_device_list = str(hvd.local_rank())"])
+
+
+def test_the_hundred_and_thirteenth_batchs_wording_families():
+    """An OOM that the trainer catches and survives is still an OOM: torch 0.x's THC check of the
+    failed allocation, and fairseq dropping the batch (its 2018 wording and its later ones)."""
+    _assert_named({
+        "| epoch 001:   0%| | 315/72115 [01:24<5:21:16,  3.72it/s, loss=11.45, oom=0]THCudaCheck FAIL "
+        "file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory": "cuda_oom",
+        "| WARNING: ran out of memory on GPU #2, skipping batch": "cuda_oom",
+        "2021-03-02 10:11:12 | WARNING | fairseq.trainer | attempting to recover from OOM in "
+        "forward/backward pass": "cuda_oom",
+        "| WARNING: OOM in all workers, skipping update": "cuda_oom",
+        # the same THC check failing with another error is that error, not an OOM
+        "THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=33 error=10 : invalid device "
+        "ordinal": "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign(["| epoch 001 | loss 4.123 | ppl 17.43 | wps 6799 | ups 1.2 | wpb 5476 | oom 0 | wall 84"])

@@ -1172,6 +1172,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # icefall's (k2's) check of its largest batches before training ("Your GPU ran out of memory
             # with the current max_duration setting. We recommend decreasing max_duration ...")
             r"\bYour GPU ran out of memory with the current \w+ setting\b",
+            # torch 0.x's THC check of a CUDA call (error 2 is cudaErrorMemoryAllocation), and fairseq's
+            # trainer catching the OOM and dropping the batch, in its 2018 wording ("ran out of memory
+            # on GPU #2, skipping batch") and its later ones: the run goes on, a batch lighter each time
+            r"\bTHCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory",
+            r"\bran out of memory on GPU #\d+, skipping batch\b",
+            r"\battempting to recover from OOM in forward/backward pass\b",
+            r"\bOOM in all workers, skipping update\b",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
