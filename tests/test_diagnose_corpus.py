@@ -2749,3 +2749,17 @@ def test_the_hundred_and_thirteenth_batchs_wording_families():
         "ordinal": "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_benign(["| epoch 001 | loss 4.123 | ppl 17.43 | wps 6799 | ups 1.2 | wpb 5476 | oom 0 | wall 84"])
+
+
+def test_torch_1xs_raised_thc_out_of_memory_is_an_oom():
+    """torch 0.4-1.x raised the same THC failure as a RuntimeError in its other wording ("cuda runtime
+    error (2) : out of memory at .../THCCachingAllocator.cpp:510"), the twin of the "cuda runtime
+    error (10) : invalid device ordinal" that gpu_assignment_invalid already reads."""
+    _assert_named({
+        "RuntimeError: cuda runtime error (2) : out of memory at "
+        "/pytorch/aten/src/THC/THCCachingAllocator.cpp:510": "cuda_oom",
+        "RuntimeError: cuda runtime error (2) : out of memory at "
+        "/opt/conda/conda-bld/pytorch_1524586445097/work/aten/src/THC/generic/THCStorage.cu:58": "cuda_oom",
+        "RuntimeError: cuda runtime error (10) : invalid device ordinal at "
+        "/pytorch/torch/csrc/cuda/Module.cpp:33": "gpu_assignment_invalid",
+    })  # fmt: skip

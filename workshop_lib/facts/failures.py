@@ -1176,6 +1176,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # trainer catching the OOM and dropping the batch, in its 2018 wording ("ran out of memory
             # on GPU #2, skipping batch") and its later ones: the run goes on, a batch lighter each time
             r"\bTHCudaCheck FAIL file=\S+ line=\d+ error=2 : out of memory",
+            # ... and torch 0.4-1.x raising it ("RuntimeError: cuda runtime error (2) : out of memory
+            # at .../THCCachingAllocator.cpp:510"), beside gpu_assignment_invalid's "(10)" twin
+            r"\bcuda runtime error \(2\) : out of memory\b",
             r"\bran out of memory on GPU #\d+, skipping batch\b",
             r"\battempting to recover from OOM in forward/backward pass\b",
             r"\bOOM in all workers, skipping update\b",
