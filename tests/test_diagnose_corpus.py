@@ -2763,3 +2763,27 @@ def test_torch_1xs_raised_thc_out_of_memory_is_an_oom():
         "RuntimeError: cuda runtime error (10) : invalid device ordinal at "
         "/pytorch/torch/csrc/cuda/Module.cpp:33": "gpu_assignment_invalid",
     })  # fmt: skip
+
+
+def test_the_hundred_and_sixteenth_batchs_wording_families():
+    """CUDA 10.1 renumbered cudaErrorInvalidDevice from 10 to 101, so torch 1.x's THC check of a rank
+    asking for a GPU past the last one says "error=101" (and "cuda runtime error (101)"); and a trainer
+    asserting that one option only goes with another is a flag error, the twin of "X is not supported
+    with Y"."""
+    _assert_named({
+        "THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=37 error=101 : invalid device "
+        "ordinal": "gpu_assignment_invalid",
+        "RuntimeError: cuda runtime error (101) : invalid device ordinal at "
+        "/pytorch/torch/csrc/cuda/Module.cpp:59": "gpu_assignment_invalid",
+        "F0312 10:11:12.123456  4242 common.cpp:152] Check failed: error == cudaSuccess (101 vs. 0)  "
+        "invalid device ordinal": "gpu_assignment_invalid",
+        "[rank5]: AssertionError: pretrained image towers currently only supported for timm models":
+            "train_flags_invalid",
+        "ValueError: sequence packing is only supported with flash attention 2": "train_flags_invalid",
+    })  # fmt: skip
+    # the same words in a warning the run goes on after are no failure
+    _assert_benign([
+        "UserWarning: Set timeout is now only supported for either nccl or gloo.",
+        "[rank0]:W0403 13:00:48.719015 727535 AllReduce.cc:24] ctring algo currently only supported for "
+        "nLocalRanks=1 for ctranAllReduce, falling back to baseline",
+    ])  # fmt: skip

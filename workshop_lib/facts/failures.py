@@ -1822,9 +1822,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",
             r"(?<=error=10 : )invalid device ordinal",
+            # ... and with CUDA 10.1 and later, which renumbered cudaErrorInvalidDevice to 101
+            # ("THCudaCheck FAIL file=/pytorch/torch/csrc/cuda/Module.cpp line=37 error=101 : ...")
+            r"(?<=cuda runtime error \(101\) : )invalid device ordinal",
+            r"(?<=error=101 : )invalid device ordinal",
             # glog's CHECK of a CUDA call (Caffe's CUDA_CHECK: "Check failed: error == cudaSuccess
             # (10 vs. 0)  invalid device ordinal", error 10 being cudaErrorInvalidDevice)
             r"(?<=\(10 vs\. 0\)  )invalid device ordinal",
+            r"(?<=\(101 vs\. 0\)  )invalid device ordinal",
             # the CUDA driver API's name for it, as XLA (JAX) reports a device it was told to open
             # ("Failed call to cuDeviceGet: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": a
             # process given local device ids past the one GPU its Slurm task sees)
@@ -2091,6 +2096,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
+            # ... or that allow one option only beside another ("AssertionError: pretrained image towers
+            # currently only supported for timm models", open_clip given --pretrained-image with a
+            # non-timm model; "full recompute is only supported with full iteration CUDA graph")
+            r"(?:Assertion|Value|NotImplemented)Error: [\w .`'()=-]{1,80} (?:is |are )?(?:currently )?only supported (?:for|with) ",
             # WebDataset refusing a multi-node pipeline with no rule for splitting its shards between
             # the nodes (FSDP/DDP: "you need to add an explicit nodesplitter to your input pipeline
             # for multi-node training"), on purpose, as its maintainer says
