@@ -2787,3 +2787,21 @@ def test_the_hundred_and_sixteenth_batchs_wording_families():
         "[rank0]:W0403 13:00:48.719015 727535 AllReduce.cc:24] ctring algo currently only supported for "
         "nLocalRanks=1 for ctranAllReduce, falling back to baseline",
     ])  # fmt: skip
+
+
+def test_no_cuda_device_in_torch_1xs_thc_wordings():
+    """A process that sees no GPU at all, as torch 1.x's THC check says it under both numbers that
+    cudaErrorNoDevice has had (38, then 100 from CUDA 10.1), and as Caffe's glog CHECK says it: the
+    twins of "CUDA error: no CUDA-capable device is detected"."""
+    _assert_named({
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=51 error=38 : no CUDA-capable "
+        "device is detected": "gpu_assignment_invalid",
+        "THCudaCheck FAIL file=/pytorch/aten/src/THC/THCGeneral.cpp line=50 error=100 : no CUDA-capable "
+        "device is detected": "gpu_assignment_invalid",
+        "RuntimeError: cuda runtime error (38) : no CUDA-capable device is detected at "
+        "/pytorch/aten/src/THC/THCGeneral.cpp:51": "gpu_assignment_invalid",
+        "RuntimeError: cuda runtime error (100) : no CUDA-capable device is detected at "
+        "/pytorch/aten/src/THC/THCGeneral.cpp:50": "gpu_assignment_invalid",
+        "F0223 08:15:30.722712  2135 common.cpp:158] Check failed: error == cudaSuccess (100 vs. 0)  no "
+        "CUDA-capable device is detected": "gpu_assignment_invalid",
+    })  # fmt: skip

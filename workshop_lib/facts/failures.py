@@ -1854,6 +1854,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
             r"No CUDA GPUs are available",
             r"(?<=CUDA error: )no CUDA-capable device is detected",
+            # ... in torch 1.x's THC wordings, under both numbers cudaErrorNoDevice has had (38, then
+            # 100 from CUDA 10.1), and Caffe's glog CHECK of the same call
+            r"(?<=cuda runtime error \(38\) : )no CUDA-capable device is detected",
+            r"(?<=cuda runtime error \(100\) : )no CUDA-capable device is detected",
+            r"(?<=error=38 : )no CUDA-capable device is detected",
+            r"(?<=error=100 : )no CUDA-capable device is detected",
+            r"(?<=\(38 vs\. 0\)  )no CUDA-capable device is detected",
+            r"(?<=\(100 vs\. 0\)  )no CUDA-capable device is detected",
             # SageMaker model parallel (smp) with processes_per_host above the instance's GPUs
             r"node-local MPI processes \d+ ?(?=cannot be larger than the device count)",
             # the kit's trainer says so before it asks (train/device.py)
