@@ -2805,3 +2805,30 @@ def test_no_cuda_device_in_torch_1xs_thc_wordings():
         "F0223 08:15:30.722712  2135 common.cpp:158] Check failed: error == cudaSuccess (100 vs. 0)  no "
         "CUDA-capable device is detected": "gpu_assignment_invalid",
     })  # fmt: skip
+
+
+def test_the_hundred_and_seventeenth_batchs_wording_families():
+    """verl's check of the rollout's sequence against the model's context is a model size that does
+    not fit; torch's C++ log at error level ("[E0329 ... ProcessGroupGloo.cpp:143] ...") is a failure
+    to show even when no signature knows it; and srun reporting the tasks it killed itself after
+    another task exited ("tasks 1-3: Killed") is no OOM kill."""
+    _assert_named({
+        "(main_task pid=57880) AssertionError: model context length should be greater than total "
+        "sequence length": "model_config_invalid",
+    })  # fmt: skip
+    _assert_unknown([
+        "[rank12]:[E329 10:59:19.863283463 ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with "
+        "[../third_party/gloo/gloo/transport/tcp/pair.cc:144] no error",
+        "[E ProcessGroupGloo.cpp:138] Gloo connectFullMesh failed with [/opt/gloo/transport/tcp/pair.cc:144]",
+    ])  # fmt: skip
+    v = verdict([
+        "wandb.errors.errors.CommError: Run initialization has timed out after 90.0 sec.",
+        "srun: error: g3060: task 0: Exited with exit code 1",
+        "srun: Terminating StepId=25036072.0",
+        "srun: error: g3060: tasks 1-3: Killed",
+    ])  # fmt: skip
+    assert v.primary is None and v.unrecognised, v
+    # the shell's own "Killed" after a progress bar is still the OOM killer's
+    _assert_named(
+        {"Loading checkpoint shards:  38%|███  | 3/8 [00:02<00:03,  1.28it/s]Killed": "host_oom_killed"}
+    )

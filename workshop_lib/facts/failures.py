@@ -393,6 +393,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # tensorflow/core/common_runtime/ring_alg.cc:279] Aborting RingReduce ...")
     r"\d: E [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
     r"\d: F [\w/.-]+\.(?:cc|h|cpp):\d+\] ",
+    # ... and torch's C++ log at error level, in c10's glog-like form ("[rank12]:[E329 10:59:19.863283463
+    # ProcessGroupGloo.cpp:143] Gloo connectFullMesh failed with ...") and torch 1.x's ("[E
+    # ProcessGroupGloo.cpp:138] ..."): no healthy log in the corpus has one (the first gated on ".cpp:",
+    # its only literal of three characters or more)
+    r"\[E\d{3,4} \d\d:\d\d:\d\d\.\d+ (?:\d+ )?\w+\.cpp:\d+\] ",
+    r"\[E \w+\.(?:cpp|cc|h):\d+\] ",
     # Ray's report of a worker that died of something other than its own clean exit ("The actor is
     # dead because its worker process has died. Worker exit type: SYSTEM_ERROR ... There are some
     # potential root causes. (1) ... OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"): it
@@ -1249,7 +1255,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the shell's report of its foreground command killed by SIGKILL ("Killed", in a Chinese
             # locale "已杀死"), alone on its line or after a progress bar's last redraw: the kernel's
             # OOM killer, as a checkpoint converter loading a model into RAM meets it
-            r"(?:^|[\s\]|])(?:Killed|已杀死)\s*$",
+            # (not srun's report of tasks it killed itself once another task of the step exited: "srun:
+            # error: g3060: tasks 1-3: Killed" after "Terminating StepId")
+            r"(?:^|(?<!:)[\s\]|])(?:Killed|已杀死)\s*$",
         ),
         "The host ran out of memory: the kernel killed a training process (SIGKILL / OOMKilled), or "
         "an allocation failed (Python's MemoryError): the pod hit its memory limit, typically while "
@@ -1430,6 +1438,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # an inference engine's refusal (vLLM, SGLang rollouts): prompt and completion longer than
             # the model's positions
             r"exceeds the model's maximum context length",
+            # ... and verl's own check of its rollout before it starts one (max_position_embeddings
+            # against prompt_length + response_length: "AssertionError: model context length should
+            # be greater than total sequence length")
+            r"\bmodel context length should be greater than total sequence length\b",
             # ... or a context length asked for beyond the model's own positions ("User-specified
             # max_model_len (37192) is greater than the derived max_model_len (max_position_embeddings
             # =32768 ...)", vLLM as an RL trainer's rollout engine)
