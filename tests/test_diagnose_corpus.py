@@ -2754,7 +2754,8 @@ def test_the_hundred_and_thirteenth_batchs_wording_families():
 def test_torch_1xs_raised_thc_out_of_memory_is_an_oom():
     """torch 0.4-1.x raised the same THC failure as a RuntimeError in its other wording ("cuda runtime
     error (2) : out of memory at .../THCCachingAllocator.cpp:510"), the twin of the "cuda runtime
-    error (10) : invalid device ordinal" that gpu_assignment_invalid already reads."""
+    error (10) : invalid device ordinal" that gpu_assignment_invalid already reads; Caffe's glog CHECK
+    says the same error as "(2 vs. 0)  out of memory"."""
     _assert_named({
         "RuntimeError: cuda runtime error (2) : out of memory at "
         "/pytorch/aten/src/THC/THCCachingAllocator.cpp:510": "cuda_oom",
@@ -2762,6 +2763,9 @@ def test_torch_1xs_raised_thc_out_of_memory_is_an_oom():
         "/opt/conda/conda-bld/pytorch_1524586445097/work/aten/src/THC/generic/THCStorage.cu:58": "cuda_oom",
         "RuntimeError: cuda runtime error (10) : invalid device ordinal at "
         "/pytorch/torch/csrc/cuda/Module.cpp:33": "gpu_assignment_invalid",
+        # Caffe's glog CHECK of the same allocation (caffe train -gpu all)
+        "F0409 20:04:50.702540 14581 syncedmem.cpp:56] Check failed: error == cudaSuccess (2 vs. 0)  out "
+        "of memory": "cuda_oom",
     })  # fmt: skip
 
 

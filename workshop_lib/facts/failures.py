@@ -1185,6 +1185,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... and torch 0.4-1.x raising it ("RuntimeError: cuda runtime error (2) : out of memory
             # at .../THCCachingAllocator.cpp:510"), beside gpu_assignment_invalid's "(10)" twin
             r"\bcuda runtime error \(2\) : out of memory\b",
+            # ... and Caffe's glog CHECK of the allocation ("Check failed: error == cudaSuccess (2 vs. 0)
+            # out of memory"), as gpu_assignment_invalid reads its "(10 vs. 0)"
+            r"(?<=\(2 vs\. 0\)  )out of memory",
             r"\bran out of memory on GPU #\d+, skipping batch\b",
             r"\battempting to recover from OOM in forward/backward pass\b",
             r"\bOOM in all workers, skipping update\b",
