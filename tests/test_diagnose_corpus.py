@@ -2836,3 +2836,32 @@ def test_the_hundred_and_seventeenth_batchs_wording_families():
     _assert_named(
         {"Loading checkpoint shards:  38%|███  | 3/8 [00:02<00:03,  1.28it/s]Killed": "host_oom_killed"}
     )
+
+
+def test_the_hundred_and_eighteenth_batchs_wording_families():
+    """Horovod's examples pin each process to the GPU at its local rank in the list TensorFlow shows
+    it (`gpus[hvd.local_rank()]`): with more processes than GPUs the list is too short, and the rank
+    dies of an IndexError on that line. The IndexError alone is any bug; with that source line in
+    the traceback it is a rank without a GPU of its own."""
+    v = verdict([
+        "[1,1]<stderr>:Traceback (most recent call last):",
+        '[1,1]<stderr>:  File "tensorflow2_synthetic_benchmark.py", line 62, in <module>',
+        "[1,1]<stderr>:    tf.config.experimental.set_visible_devices(gpus[hvd.local_rank()], 'GPU')",
+        "[1,1]<stderr>:IndexError: list index out of range",
+    ])  # fmt: skip
+    assert v.primary == "gpu_assignment_invalid", v
+    v = verdict([
+        "Traceback (most recent call last):",
+        '  File "train.py", line 40, in <module>',
+        "    torch.cuda.set_device(devices[args.local_rank])",
+        "IndexError: list index out of range",
+    ])  # fmt: skip
+    assert v.primary == "gpu_assignment_invalid", v
+    # the same IndexError in another line of code is not about GPUs
+    v = verdict([
+        "Traceback (most recent call last):",
+        '  File "train.py", line 88, in collate',
+        "    return batch[idx]",
+        "IndexError: list index out of range",
+    ])  # fmt: skip
+    assert v.primary is None and v.unrecognised, v

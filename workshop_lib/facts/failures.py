@@ -587,6 +587,15 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"Signal \d+ \(SIG[A-Z]+\) received by PID|\bexitcode\s*:\s*-?[1-9]|terminate called after throwing"
         r"|\bCUDA error: |Fatal Python error|Aborted \(core dumped\)",
     ),
+    # Horovod's examples (and scripts like them) pinning each process to the GPU at its local rank in
+    # the list the framework shows it ("set_visible_devices(gpus[hvd.local_rank()], 'GPU')"): with
+    # more processes on the node than GPUs, or CUDA_VISIBLE_DEVICES leaving each process one, the list
+    # is too short and that rank dies of an IndexError, which alone could be any bug
+    (
+        "gpu_assignment_invalid",
+        r"\bIndexError: list index out of range\b",
+        r"\b(?:gpus|gpu_ids|devices|physical_devices)\[(?:hvd\.|args\.|self\.)?local_rank(?:\(\))?\]",
+    ),
     # Ray's raylet warning that its session or spill directory's disk is over 95% full (it goes on:
     # objects spill elsewhere or fit), made a finding by the Ray job then failing
     (
