@@ -2843,25 +2843,13 @@ def test_the_hundred_and_eighteenth_batchs_wording_families():
     it (`gpus[hvd.local_rank()]`): with more processes than GPUs the list is too short, and the rank
     dies of an IndexError on that line. The IndexError alone is any bug; with that source line in
     the traceback it is a rank without a GPU of its own."""
-    v = verdict([
-        "[1,1]<stderr>:Traceback (most recent call last):",
-        '[1,1]<stderr>:  File "tensorflow2_synthetic_benchmark.py", line 62, in <module>',
-        "[1,1]<stderr>:    tf.config.experimental.set_visible_devices(gpus[hvd.local_rank()], 'GPU')",
-        "[1,1]<stderr>:IndexError: list index out of range",
-    ])  # fmt: skip
-    assert v.primary == "gpu_assignment_invalid", v
-    v = verdict([
-        "Traceback (most recent call last):",
-        '  File "train.py", line 40, in <module>',
-        "    torch.cuda.set_device(devices[args.local_rank])",
-        "IndexError: list index out of range",
-    ])  # fmt: skip
-    assert v.primary == "gpu_assignment_invalid", v
-    # the same IndexError in another line of code is not about GPUs
-    v = verdict([
-        "Traceback (most recent call last):",
-        '  File "train.py", line 88, in collate',
-        "    return batch[idx]",
-        "IndexError: list index out of range",
-    ])  # fmt: skip
-    assert v.primary is None and v.unrecognised, v
+    traceback = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>']
+    cases = {
+        "    tf.config.experimental.set_visible_devices(gpus[hvd.local_rank()], 'GPU')": "gpu_assignment_invalid",
+        "    torch.cuda.set_device(devices[args.local_rank])": "gpu_assignment_invalid",
+        # the same IndexError in another line of code is not about GPUs
+        "    return batch[idx]": None,
+    }
+    for source, label in cases.items():
+        v = verdict([*traceback, source, "IndexError: list index out of range"])
+        assert v.primary == label and (label or v.unrecognised), (source, v)
