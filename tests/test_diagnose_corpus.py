@@ -2853,3 +2853,31 @@ def test_the_hundred_and_eighteenth_batchs_wording_families():
     for source, label in cases.items():
         v = verdict([*traceback, source, "IndexError: list index out of range"])
         assert v.primary == label and (label or v.unrecognised), (source, v)
+
+
+def test_nccl_228s_named_work_completion_status():
+    """NCCL 2.28 reports a failed InfiniBand work completion in two lines of its own: "Got CQE with
+    error" from the function that polled it, then the completion with the status *named* and its
+    number in brackets (older NCCL printed "status=12" or "error 12"). Either line alone is the
+    transport failing."""
+    cqe = (
+        "ubuntu4:250415:250528 [1] transport/net_ib/p2p.cc:783 NCCL WARN NET/IB: ncclIbTest: Got CQE with "
+        "error (devIndex=0, req=0x7fccfc04e028, comm=0x7fccfc04e000 (recv), wr_id=0, qp_num=26257)"
+    )
+    completion = (
+        "ubuntu2:319733:319761 [1] transport/net_ib/p2p.cc:648 NCCL WARN NET/IB: Got completion from peer "
+        "10.153.235.13<40554> with status=IBV_WC_RETRY_EXC_ERR(12) opcode=IBV_WC_RECV_RDMA_WITH_IMM(129) "
+        "vendor_err=129 localGid ::ffff:1.1.2.2 remoteGids::ffff:1.1.1.4 hca mlx5_1"
+    )
+    _assert_named({cqe: "ib_transport_error", completion: "ib_transport_error"})
+
+
+def test_a_rank_without_a_gpu_in_rocms_wording():
+    """torch built for ROCm raises the same two errors as on NVIDIA GPUs with HIP in CUDA's place
+    (the class is torch.AcceleratorError from torch 2.8): a rank asking for a device past the ones
+    HIP_VISIBLE_DEVICES leaves it, and a process that sees none at all."""
+    _assert_named({
+        "torch.AcceleratorError: HIP error: invalid device ordinal": "gpu_assignment_invalid",
+        "RuntimeError: HIP error: invalid device ordinal": "gpu_assignment_invalid",
+        "RuntimeError: No HIP GPUs are available": "gpu_assignment_invalid",
+    })  # fmt: skip

@@ -885,8 +885,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # NCCL's IB transport (net_ib.cc / ib_plugin.c, any NET/IB* flavour) reporting a failed work
             # completion: status 12 is "transport retry counter exceeded" (the peer's HCA stopped
             # answering: a link, cable, switch or GID/RoCE routing fault), 5 a flushed queue pair. Older
-            # NCCL says "Got completion with error 12, opcode 0, len 0, vendor err 129".
-            r"Got completion (?:from peer \S+ )?with (?:error[ =]|status=)\d+",
+            # NCCL says "Got completion with error 12, opcode 0, len 0, vendor err 129"; NCCL 2.28 names
+            # the status ("status=IBV_WC_RETRY_EXC_ERR(12)") after its own "ncclIbTest: Got CQE with
+            # error (devIndex=0, ..., qp_num=26257)" line.
+            r"Got completion (?:from peer \S+ )?with (?:error[ =]|status=)(?:IBV_WC_\w+\()?\d+",
+            r"NET/IB\S*: \w+: Got CQE with error \(",
             # ibvwrap: a verbs call failed (queue pair, completion queue, memory registration): the
             # HCA is not usable from the container (memlock limit, wrong GID index). ibv_reg_dmabuf_mr
             # is a probe NCCL may retry without dmabuf. An HCA it cannot open (ibv_open_device,
@@ -1842,6 +1845,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # also prints (NVIDIA/nccl#496). (The lookbehind keeps "error: ", which thousands of
             # healthy lines hold, out of the literal gate: tests/test_diagnose_corpus.py.)
             r"(?<=CUDA error: )invalid device ordinal",
+            # ... and as torch built for ROCm says it (hipErrorInvalidDevice), for AMD GPUs
+            r"(?<=HIP error: )invalid device ordinal",
             # torch 1.x's wording of the same error (THCudaCheck; "cuda runtime error (10) : invalid
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",
@@ -1877,6 +1882,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
             r"No CUDA GPUs are available",
+            r"No HIP GPUs are available",  # ROCm's torch, the same check (HIP_VISIBLE_DEVICES)
             r"(?<=CUDA error: )no CUDA-capable device is detected",
             # ... in torch 1.x's THC wordings, under both numbers cudaErrorNoDevice has had (38, then
             # 100 from CUDA 10.1), and Caffe's glog CHECK of the same call
