@@ -2881,3 +2881,62 @@ def test_a_rank_without_a_gpu_in_rocms_wording():
         "RuntimeError: HIP error: invalid device ordinal": "gpu_assignment_invalid",
         "RuntimeError: No HIP GPUs are available": "gpu_assignment_invalid",
     })  # fmt: skip
+
+
+def _refusal(**config: object) -> list[str]:
+    """The traceback that megatron-core's own TransformerConfig prints when it refuses ``config``,
+    each rank's lines tagged as torchrun's --tee does ("[rank0]: ...")."""
+    import traceback
+    import warnings
+
+    # (no Transformer Engine or Apex here, and defaults it fills in: megatron-core warns of both)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from megatron.core.transformer.transformer_config import TransformerConfig
+
+        try:
+            TransformerConfig(**{"num_layers": 8, "hidden_size": 256, "num_attention_heads": 8, **config})
+        except (ValueError, AssertionError) as exc:
+            text = "".join(traceback.format_exception(exc))
+        else:
+            raise AssertionError(f"megatron-core accepted {config}")
+    return ["[rank0]: " + line for line in text.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("config", "label"),
+    [
+        ({"fp16": True, "bf16": True}, "train_flags_invalid"),
+        ({"fp8_param": True}, "train_flags_invalid"),
+        ({"pipeline_model_parallel_size": 2}, "train_flags_invalid"),  # no pipeline_dtype
+        (
+            {"recompute_granularity": "full", "recompute_method": "uniform", "recompute_num_layers": 1,
+             "distribute_saved_activations": True, "sequence_parallel": True, "tensor_model_parallel_size": 2},
+            "train_flags_invalid",
+        ),
+        ({"num_moe_experts": 8, "moe_router_num_groups": 3, "moe_router_group_topk": 2}, "train_flags_invalid"),
+        # a rule between the model's heads and the parallel sizes keeps its own, more precise label
+        ({"num_attention_heads": 6, "tensor_model_parallel_size": 4}, "parallelism_config_invalid"),
+    ],
+)  # fmt: skip
+def test_megatron_cores_config_refusals_are_named_from_its_own_traceback(config, label):
+    """megatron-core checks a TransformerConfig's values when it is built (``__post_init__``) and
+    raises a ValueError (or an assert) whose message names the options. The message alone could be
+    any ValueError; the ``__post_init__`` frame above it makes it a configuration the trainer
+    refused before training. The tracebacks are megatron-core's own, from the installed package."""
+    lines = _refusal(**config)
+    v = verdict(lines)
+    assert v.primary == label, (config, lines[-1], v)
+    evidence = v.findings[0].line
+    assert "Error: " in evidence and "raise " not in evidence, evidence
+
+
+def test_a_valueerror_outside_a_config_check_stays_unknown():
+    """The same ValueError raised from ordinary code (no ``__post_init__`` frame) is no flag refusal."""
+    v = verdict([
+        "Traceback (most recent call last):",
+        '  File "/opt/train.py", line 88, in collate',
+        "    raise ValueError(",
+        "ValueError: When using pipeline parallelism, pipeline_dtype must be specified",
+    ])  # fmt: skip
+    assert v.primary is None and v.unrecognised, v

@@ -671,6 +671,18 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         _SOURCE_LINE + r"assert\s+\(?(?:not\s+)?args\.(?!\w*(?:parallel|world_size|batch))\w+",
         r"^\S*\s*AssertionError\s*$",
     ),
+    # ... a configuration dataclass refusing its values in __post_init__ (that frame in the
+    # traceback), with the message naming the option: megatron-core's TransformerConfig and
+    # ModelParallelConfig ("ValueError: When using pipeline parallelism, pipeline_dtype must be
+    # specified", "distribute_saved_activations: True must be false when sequence parallel is
+    # enabled"), HF's TrainingArguments, LLaMA-Factory's and nanotron's arguments. A rule about
+    # parallel sizes or the model's shapes keeps its own label (a signature outranks this sign on
+    # the same line); the `raise ValueError(` source line above the message is not the message.
+    (
+        "train_flags_invalid",
+        r"\b(?:ValueError|AssertionError)\s*:",
+        r"\.py\", line \d+, in __post_init__\s*$",
+    ),
     # ... an assert that a path exists, shown as its source line over a bare AssertionError, made a
     # finding by a frame of the traceback that joins a data split's file name ("self.vocab.count_file(
     # os.path.join(path, 'train.txt'))", Transformer-XL's corpus reader): a checkpoint's or config's
