@@ -2940,3 +2940,45 @@ def test_a_valueerror_outside_a_config_check_stays_unknown():
         "ValueError: When using pipeline parallelism, pipeline_dtype must be specified",
     ])  # fmt: skip
     assert v.primary is None and v.unrecognised, v
+
+
+def test_the_hundred_and_nineteenth_batchs_wording_families():
+    """PaddlePaddle's wordings: its GPU out-of-memory reaches Python as a MemoryError whose message
+    begins on the next line (the ResourceExhaustedError summary below it says GPU), which is not
+    host memory; a rank asking for a CUDAPlace past the GPUs it counted; 1.x's allocator enforce; and
+    1.x's EnforceNotMet, an exception without "Error" in its name, is a failure to show. (NumPy's
+    MemoryError subclass, met on the way, is the host's.)"""
+    paddle_oom = [
+        "    qk_mat = qk_mat + mask",
+        "MemoryError: ",
+        "",
+        "--------------------------------------",
+        "C++ Traceback (most recent call last):",
+        "--------------------------------------",
+        "0   add_ad_func(paddle::Tensor const&, paddle::Tensor const&)",
+        "----------------------",
+        "Error Message Summary:",
+        "----------------------",
+        "ResourceExhaustedError: ",
+        "",
+        "Out of memory error on GPU 1. Cannot allocate 4.882812GB memory on GPU 1, 19.911926GB memory has "
+        "been allocated and available memory is only 3.730957GB.",
+    ]  # fmt: skip
+    assert verdict(paddle_oom).primary == "cuda_oom"
+    _assert_named({
+        # Python's own MemoryError, bare or with its message on the line, is still the host's
+        "MemoryError": "host_oom_killed",
+        "numpy.core._exceptions._ArrayMemoryError: Unable to allocate 3.20 GiB for an array with shape "
+        "(429496729,) and data type float64": "host_oom_killed",
+        "MemoryError: Unable to allocate 3.20 GiB for an array with shape (429496729,)": "host_oom_killed",
+        "paddle.fluid.core.EnforceNotMet: enforce allocating <= available failed, 10238983668 > 9509207808":
+            "cuda_oom",
+        "E0808 11:06:01.542135 1538951 pybind.cc:1584] Invalid CUDAPlace(3), must inside [0, 2), because GPU "
+        "number on your machine is 2": "gpu_assignment_invalid",
+        "ValueError: (InvalidArgument) Can not copy Tensor to Invalid CUDAPlace(1), device id must inside [0, 1)":
+            "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_unknown([
+        "paddle.fluid.core.EnforceNotMet: unhandled cuda error at "
+        "[/workspace/agent/work/62dea99fa81a5ba4/paddle/fluid/platform/nccl_helper.h:93]",
+    ])  # fmt: skip

@@ -408,6 +408,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # CUDA_ERROR_NOT_INITIALIZED"): it says so at warning level and carries on on the CPU, so a
     # multi-host GPU job lists CpuDevice where its GPUs should be
     r"\bCUDA backend failed to initialize: ",
+    # PaddlePaddle 1.x's exception for every failed check of its C++ core ("paddle.fluid.core.EnforceNotMet:
+    # unhandled cuda error at [.../nccl_helper.h:93]"), named without "Error"
+    r"\bEnforceNotMet: ",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -1188,6 +1191,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bRan out of memory in memory space hbm\b",
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
+            # ... and PaddlePaddle 1.x's, an enforce of its GPU allocator ("paddle.fluid.core.EnforceNotMet:
+            # enforce allocating <= available failed, 10238983668 > 9509207808")
+            r"\benforce allocating <= available failed, \d+ > \d+",
             # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
             # twin is host memory)
             r"\bcudaMalloc(?:Async)? failed: out of memory\b",
@@ -1277,8 +1283,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # may be cut by Ray's 20,000-character log window)
             r"how to address the out of memory issue: \S*ray-oom-prevention",
             # Python's own MemoryError is host memory (the GPU's is torch's OutOfMemoryError, cuda_oom):
-            # an allocation refused before the kernel's OOM killer stepped in
-            r"(?:^|[\s:\]])MemoryError(?::|\s*$)",
+            # an allocation refused before the kernel's OOM killer stepped in. Not "MemoryError: " with
+            # nothing after it on the line: Python prints a bare "MemoryError" for an empty message, so
+            # that is a message that begins with a line break, as PaddlePaddle raises its C++ errors,
+            # whose GPU out-of-memory (a ResourceExhaustedError summary a few lines down) is a
+            # MemoryError in Python
+            r"(?:^|[\s:\]])MemoryError(?::(?!\s*$)|\s*$)",
+            # ... and NumPy's subclass of it (numpy.core._exceptions._ArrayMemoryError; numpy._core in 2.x)
+            r"\b_ArrayMemoryError: Unable to allocate\b",
             # the shell's report of its foreground command killed by SIGKILL ("Killed", in a Chinese
             # locale "已杀死"), alone on its line or after a progress bar's last redraw: the kernel's
             # OOM killer, as a checkpoint converter loading a model into RAM meets it
@@ -1904,6 +1916,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?<=error=100 : )no CUDA-capable device is detected",
             r"(?<=\(38 vs\. 0\)  )no CUDA-capable device is detected",
             r"(?<=\(100 vs\. 0\)  )no CUDA-capable device is detected",
+            # PaddlePaddle's check of a device number against the GPUs it counted (glog at error level:
+            # "E0808 11:06:01.542 1538951 pybind.cc:1584] Invalid CUDAPlace(3), must inside [0, 2), because
+            # GPU number on your machine is 2"; an enforce in older releases, and when a tensor is copied)
+            r"\bInvalid CUDAPlace\(\d+\), (?:device id )?must inside \[0, \d+\)",
             # SageMaker model parallel (smp) with processes_per_host above the instance's GPUs
             r"node-local MPI processes \d+ ?(?=cannot be larger than the device count)",
             # the kit's trainer says so before it asks (train/device.py)
