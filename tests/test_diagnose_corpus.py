@@ -2977,8 +2977,14 @@ def test_the_hundred_and_nineteenth_batchs_wording_families():
         "number on your machine is 2": "gpu_assignment_invalid",
         "ValueError: (InvalidArgument) Can not copy Tensor to Invalid CUDAPlace(1), device id must inside [0, 1)":
             "gpu_assignment_invalid",
+        # ... Paddle 2.x's report of a failed CUDA call, and MindSpore's device check, the same families
+        "OSError: (External) CUDA error(2), out of memory.": "cuda_oom",
+        "[ERROR] DEVICE [mindspore/ccsrc/runtime/device/gpu/cuda_driver.cc:245] SetDevice] SetDevice for id:7 "
+        "failed, ret[101], invalid device ordinal. Please make sure that the 'device_id' set in context is in "
+        "the range:[0, total number of GPU).": "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_unknown([
         "paddle.fluid.core.EnforceNotMet: unhandled cuda error at "
         "[/workspace/agent/work/62dea99fa81a5ba4/paddle/fluid/platform/nccl_helper.h:93]",
+        "ABORT!!! Out of all 8 trainers, the trainer process with rank=[2, 3] was aborted. Please check its log.",
     ])  # fmt: skip

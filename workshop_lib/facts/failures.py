@@ -411,6 +411,8 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # PaddlePaddle 1.x's exception for every failed check of its C++ core ("paddle.fluid.core.EnforceNotMet:
     # unhandled cuda error at [.../nccl_helper.h:93]"), named without "Error"
     r"\bEnforceNotMet: ",
+    # ... and PaddlePaddle's launcher reporting the trainers that died (its logger's prefix may be cut)
+    r"\bABORT!!! Out of all \d+ trainers, the trainer process with rank=",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -1194,6 +1196,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... and PaddlePaddle 1.x's, an enforce of its GPU allocator ("paddle.fluid.core.EnforceNotMet:
             # enforce allocating <= available failed, 10238983668 > 9509207808")
             r"\benforce allocating <= available failed, \d+ > \d+",
+            # ... and Paddle 2.x's report of a CUDA call that failed ("OSError: (External) CUDA error(2),
+            # out of memory."), 2 being cudaErrorMemoryAllocation
+            r"\bCUDA error\(2\), out of memory\b",
             # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
             # twin is host memory)
             r"\bcudaMalloc(?:Async)? failed: out of memory\b",
@@ -1920,6 +1925,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # "E0808 11:06:01.542 1538951 pybind.cc:1584] Invalid CUDAPlace(3), must inside [0, 2), because
             # GPU number on your machine is 2"; an enforce in older releases, and when a tensor is copied)
             r"\bInvalid CUDAPlace\(\d+\), (?:device id )?must inside \[0, \d+\)",
+            # MindSpore's GPU runtime setting a device_id past the GPUs CUDA_VISIBLE_DEVICES leaves
+            # ("SetDevice for id:7 failed, ret[101], invalid device ordinal. Please make sure that the
+            # 'device_id' set in context is in the range:[0, total number of GPU)")
+            r"\bSetDevice for id:\d+ failed, ret\[\d+\], invalid device ordinal",
             # SageMaker model parallel (smp) with processes_per_host above the instance's GPUs
             r"node-local MPI processes \d+ ?(?=cannot be larger than the device count)",
             # the kit's trainer says so before it asks (train/device.py)
