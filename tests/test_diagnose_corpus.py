@@ -2982,6 +2982,11 @@ def test_the_hundred_and_nineteenth_batchs_wording_families():
         "[ERROR] DEVICE [mindspore/ccsrc/runtime/device/gpu/cuda_driver.cc:245] SetDevice] SetDevice for id:7 "
         "failed, ret[101], invalid device ordinal. Please make sure that the 'device_id' set in context is in "
         "the range:[0, total number of GPU).": "gpu_assignment_invalid",
+        # MindSpore's memory pool on the device, and on the host
+        "RuntimeError: Device(id:0) memory isn't enough and alloc failed, kernel name: "
+        "Default/network-WithLossCell/_backbone-Net/Conv2D-op1, alloc size: 1073741824B.": "cuda_oom",
+        "RuntimeError: Memory isn't enough and alloc failed, kernel name: Default/Add-op1, alloc size: 1024B.":
+            "host_oom_killed",
     })  # fmt: skip
     _assert_unknown([
         "paddle.fluid.core.EnforceNotMet: unhandled cuda error at "

@@ -1199,6 +1199,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... and Paddle 2.x's report of a CUDA call that failed ("OSError: (External) CUDA error(2),
             # out of memory."), 2 being cudaErrorMemoryAllocation
             r"\bCUDA error\(2\), out of memory\b",
+            # MindSpore's device memory pool (GPU or Ascend: "Device(id:0) memory isn't enough and alloc
+            # failed, kernel name: ..., alloc size: 1073741824B."; its CPU twin begins "Memory isn't")
+            r"\bDevice(?:\(id:\d+\))? memory isn't enough and alloc failed\b",
             # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
             # twin is host memory)
             r"\bcudaMalloc(?:Async)? failed: out of memory\b",
@@ -1296,6 +1299,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:^|[\s:\]])MemoryError(?::(?!\s*$)|\s*$)",
             # ... and NumPy's subclass of it (numpy.core._exceptions._ArrayMemoryError; numpy._core in 2.x)
             r"\b_ArrayMemoryError: Unable to allocate\b",
+            # MindSpore's CPU device context refusing an allocation (its GPU twin: "Device(id:0) memory")
+            r"\bMemory isn't enough and alloc failed\b",
             # the shell's report of its foreground command killed by SIGKILL ("Killed", in a Chinese
             # locale "已杀死"), alone on its line or after a progress bar's last redraw: the kernel's
             # OOM killer, as a checkpoint converter loading a model into RAM meets it
