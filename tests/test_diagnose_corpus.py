@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import traceback
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -2843,7 +2845,7 @@ def test_the_hundred_and_eighteenth_batchs_wording_families():
     it (`gpus[hvd.local_rank()]`): with more processes than GPUs the list is too short, and the rank
     dies of an IndexError on that line. The IndexError alone is any bug; with that source line in
     the traceback it is a rank without a GPU of its own."""
-    traceback = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>']
+    frames = ["Traceback (most recent call last):", '  File "train.py", line 40, in <module>']
     cases = {
         "    tf.config.experimental.set_visible_devices(gpus[hvd.local_rank()], 'GPU')": "gpu_assignment_invalid",
         "    torch.cuda.set_device(devices[args.local_rank])": "gpu_assignment_invalid",
@@ -2851,7 +2853,7 @@ def test_the_hundred_and_eighteenth_batchs_wording_families():
         "    return batch[idx]": None,
     }
     for source, label in cases.items():
-        v = verdict([*traceback, source, "IndexError: list index out of range"])
+        v = verdict([*frames, source, "IndexError: list index out of range"])
         assert v.primary == label and (label or v.unrecognised), (source, v)
 
 
@@ -2886,9 +2888,6 @@ def test_a_rank_without_a_gpu_in_rocms_wording():
 def _refusal(**config: object) -> list[str]:
     """The traceback that megatron-core's own TransformerConfig prints when it refuses ``config``,
     each rank's lines tagged as torchrun's --tee does ("[rank0]: ...")."""
-    import traceback
-    import warnings
-
     # (no Transformer Engine or Apex here, and defaults it fills in: megatron-core warns of both)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
