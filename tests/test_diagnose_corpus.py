@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import subprocess
+import sys
 import traceback
 import warnings
 from datetime import datetime, timezone
@@ -2992,3 +2994,20 @@ def test_the_hundred_and_nineteenth_batchs_wording_families():
         "[/workspace/agent/work/62dea99fa81a5ba4/paddle/fluid/platform/nccl_helper.h:93]",
         "ABORT!!! Out of all 8 trainers, the trainer process with rank=[2, 3] was aborted. Please check its log.",
     ])  # fmt: skip
+
+
+def test_autograds_anomaly_mode_stopping_at_a_nan_gradient():
+    """A run debugged with torch.autograd.detect_anomaly() stops at the first backward function whose
+    gradient came out NaN. The log is the one real torch prints (its warnings and traceback), made by
+    a backward pass through sqrt at 0 (an infinite slope times zero)."""
+    script = (
+        "import torch\n"
+        "x = torch.zeros(1, requires_grad=True)\n"
+        "with torch.autograd.detect_anomaly():\n"
+        "    (torch.sqrt(x) * 0).sum().backward()\n"
+    )
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 1
+    lines = ["[rank0]: " + line for line in run.stderr.splitlines()]
+    assert any("returned nan values" in line for line in lines), run.stderr[-2000:]
+    assert verdict(lines).primary == "nan_loss"

@@ -1810,6 +1810,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # grad_fn=<CopyBackwards>)"), and the perplexity, exp(loss), reported as NaN
             r"\btensor\([-+]?(?:nan|inf), device='[^']*', grad_fn=<",
             r"\b[Pp]erplexity\b:?\s*[-+]?(?:nan|NaN|inf)\b",
+            # autograd's anomaly mode (torch.autograd.detect_anomaly) stopping at the first backward
+            # function whose gradient came out NaN: "Function 'SqrtBackward0' returned nan values in
+            # its 0th output."
+            r"\bFunction '\w+' returned nan values in its \d+th output\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
