@@ -835,9 +835,11 @@ def test_the_twenty_second_batchs_wording_families():
         "| Error                     | GPU 3 has uncorrectable memory errors and row  |": "gpu_xid_error",
     }
     _assert_named(cases)
-    # a missing JSON file is as often a config as data: not named dataset_path_missing
+    # a missing JSON file is as often a config as data: one whose name says config is not
+    # dataset_path_missing but a flag naming a file that is not there
     assert (
-        verdict(["FileNotFoundError: [Errno 2] No such file or directory: 'ds_config.json'"]).primary is None
+        verdict(["FileNotFoundError: [Errno 2] No such file or directory: 'ds_config.json'"]).primary
+        == "train_flags_invalid"
     )
     # benign: NCCL's RAS port, aws-ofi-nccl's version probe, the elastic agents' keep-alive at shutdown
     _assert_benign(
@@ -3011,3 +3013,26 @@ def test_autograds_anomaly_mode_stopping_at_a_nan_gradient():
     lines = ["[rank0]: " + line for line in run.stderr.splitlines()]
     assert any("returned nan values" in line for line in lines), run.stderr[-2000:]
     assert verdict(lines).primary == "nan_loss"
+
+
+def test_the_hundred_and_twenty_first_batchs_wording_families():
+    """A settings file the command line names and that is not there is a refused flag, in each config
+    loader's words: detectron2's merge_from_file, mmengine's Config.fromfile (the wording of a real
+    mmfashion paste), and a plain open() of a JSON whose name says settings (AlgoPerf's
+    --tuning_search_space, whose folder is named after its ImageNet workload). A missing data file,
+    JSON too, is still the data's."""
+    _assert_named({
+        "AssertionError: Config file './configs/COCO/dh/dh_r50_fpn_COCO_train.yaml' does not exist!":
+            "train_flags_invalid",
+        'FileNotFoundError: file "/DL/ProjFashion/mmfashion-master/configs/attribute_predict/'
+        'global_predictor_vgg_attr.py" does not exist': "train_flags_invalid",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'reference_algorithms/target_setting_"
+        "algorithms/imagenet_resnet_large_bn_init/tuning_search_space.json'": "train_flags_invalid",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/workspace/ds_config_zero3.json'":
+            "train_flags_invalid",
+        # the data's own files keep their label
+        "FileNotFoundError: [Errno 2] No such file or directory: '/data/coco/annotations/instances_train2017.json'":
+            "dataset_path_missing",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/workspace/data/train_configs_v2/part-0.jsonl'":
+            "dataset_path_missing",
+    })  # fmt: skip

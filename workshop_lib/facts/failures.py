@@ -1582,7 +1582,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the path may carry literal quotes of its own, from a config or script that quoted it
             # twice ("No such file or directory: '\"/leonardo_work/.../datasets/ShareGPT.json\"'")
             r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]\"?"
-            r"(?![^'\"]*(?:checkpoint|tmp|output|result|log|token|vocab|model|weight|config))"
+            r"(?![^'\"]*(?:checkpoint|tmp|output|result|log|token|vocab|model|weight|config|search_space|hparam|hyperparam))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
             r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
         ),
@@ -2235,6 +2235,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or a YAML config the flag names that is not there (trl's YamlConfigParser opening
             # --config, a recipe's path relative to another directory)
             r"No such file or directory: '[^']*\.ya?ml'",
+            # ... a JSON or TOML one whose name says it holds settings, not data (AlgoPerf's
+            # --tuning_search_space, a --deepspeed ds_config.json, a model folder's config.json)
+            r"No such file or directory: '[^']*?[^'/]*(?:config|search_space|hparams?|hyperparam)[^'/]*\.(?:json|toml)'",
+            # ... and config loaders' own words for it: detectron2's merge_from_file ("AssertionError:
+            # Config file './configs/x.yaml' does not exist!"), mmengine's Config.fromfile
+            # ('FileNotFoundError: file "configs/x.py" does not exist')
+            r"(?:Error|Exception): [Cc]onfig(?:uration)? file '[^']+' does not exist\b",
+            r'FileNotFoundError: file "[^"]+\.(?:py|ya?ml)" does not exist\b',
             # OmegaConf (NeMo, OLMo, Hydra configs) refusing a key or an interpolation: its errors name
             # the key on a "full_key:" line of their own
             r"\braised while resolving interpolation: ",
