@@ -3036,3 +3036,25 @@ def test_the_hundred_and_twenty_first_batchs_wording_families():
         "FileNotFoundError: [Errno 2] No such file or directory: '/workspace/data/train_configs_v2/part-0.jsonl'":
             "dataset_path_missing",
     })  # fmt: skip
+
+
+def test_a_model_folder_that_is_not_one():
+    """The model folder a fine-tuning or conversion run names is not a Hugging Face model folder: a
+    wrong path or an unfinished copy. transformers says the folder lacks config.json; huggingface_hub,
+    given a local path that does not exist, refuses it as a Hub repo id (the wordings of real pastes).
+    "Can't load the configuration of", printed for a wrong path and for an unreachable Hub alike, and
+    a transformers too old for the architecture, stay unknown."""
+    _assert_named({
+        "OSError: ./models/clara-e2e does not appear to have a file named config.json": "train_flags_invalid",
+        "HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+        "'/kaggle/input/robertamodel0524/'. Use `repo_type` argument if needed.": "train_flags_invalid",
+    })  # fmt: skip
+    _assert_unknown([
+        "OSError: Can't load the configuration of '/models/llama'. If you were trying to load it from "
+        "'https://huggingface.co/models', make sure you don't have a local directory with the same name.",
+        "ValueError: The checkpoint you are trying to load has model type `qwen3` but Transformers does not "
+        "recognize this architecture.",
+        # a Hub id in the right form is not a path
+        "HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
+        "'meta-llama/Llama-2-7b/extra'. Use `repo_type` argument if needed.",
+    ])  # fmt: skip

@@ -2243,6 +2243,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ('FileNotFoundError: file "configs/x.py" does not exist')
             r"(?:Error|Exception): [Cc]onfig(?:uration)? file '[^']+' does not exist\b",
             r'FileNotFoundError: file "[^"]+\.(?:py|ya?ml)" does not exist\b',
+            # a model folder the flag names that is not a Hugging Face model folder: transformers'
+            # "OSError: ./models/x does not appear to have a file named config.json" (a wrong path or
+            # an unfinished download), and huggingface_hub taking a local path that does not exist
+            # for a Hub repo id ("Repo id must be in the form 'repo_name' or 'namespace/repo_name':
+            # '/kaggle/input/...'")
+            r"\bOSError: \S+ does not appear to have a file named \S",
+            r"\bRepo id must be in the form 'repo_name' or 'namespace/repo_name': '(?:/|\.{1,2}/|~/)",
             # OmegaConf (NeMo, OLMo, Hydra configs) refusing a key or an interpolation: its errors name
             # the key on a "full_key:" line of their own
             r"\braised while resolving interpolation: ",
