@@ -3058,3 +3058,34 @@ def test_a_model_folder_that_is_not_one():
         "HFValidationError: Repo id must be in the form 'repo_name' or 'namespace/repo_name': "
         "'meta-llama/Llama-2-7b/extra'. Use `repo_type` argument if needed.",
     ])  # fmt: skip
+
+
+def _dcp_refusal(saved: dict, wanted: dict) -> list[str]:
+    """The traceback torch.distributed.checkpoint prints when it refuses to load ``saved`` into a
+    model whose state dict is ``wanted`` (one process, no process group needed)."""
+    import tempfile
+
+    import torch
+    import torch.distributed.checkpoint as dcp
+    from torch.distributed.checkpoint.api import CheckpointException
+
+    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # DCP warns that it runs without a process group
+        dcp.save({"model": {k: torch.zeros(shape) for k, shape in saved.items()}}, checkpoint_id=folder)
+        try:
+            dcp.load({"model": {k: torch.zeros(shape) for k, shape in wanted.items()}}, checkpoint_id=folder)
+        except CheckpointException as exc:  # each rank's error, wrapped (a BaseException, not an Exception)
+            return ["[rank0]: " + line for line in "".join(traceback.format_exception(exc)).splitlines()]
+    raise AssertionError(f"torch.distributed.checkpoint loaded {saved} into {wanted}")
+
+
+@pytest.mark.parametrize(
+    "wanted",
+    [{"layers.0.weight": (2, 2), "layers.1.weight": (2, 2)}, {"layers.0.weight": (4, 2)}],
+    ids=["a_layer_more", "a_wider_layer"],
+)
+def test_torch_dcps_own_refusals_of_another_models_checkpoint(wanted):
+    """torchtitan, FSDP2 and Megatron-Bridge's torch_dcp format load through torch's DCP planner: a
+    model with a layer the checkpoint lacks, or a tensor of another shape, is refused in the planner's
+    words, read here from the traceback torch itself prints."""
+    assert verdict(_dcp_refusal({"layers.0.weight": (2, 2)}, wanted)).primary == "checkpoint_mismatch"

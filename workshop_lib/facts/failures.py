@@ -1679,6 +1679,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"checkpoint being loaded used a DP world size of \d+ but the current world size is \d+",
             # torchtitan's dataloader state: another data-parallel degree than at save time
             r"is inconsistent before and after checkpoint",
+            # torch.distributed.checkpoint's load planner (torchtitan, FSDP2, Megatron-Bridge's
+            # torch_dcp format) finding a key the model has and the checkpoint lacks, or a tensor of
+            # another shape (torch/distributed/checkpoint/default_planner.py)
+            r"\bMissing key in checkpoint state_dict: \S",
+            r"\bSize mismatch between saved (?:torch\.Size\()?\[[\d, ]*\]\)? and current: ",
         ),
         "The checkpoint in --load was saved with a different model shape or parallel layout than the "
         "current flags.",
