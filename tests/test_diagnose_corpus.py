@@ -3089,3 +3089,12 @@ def test_torch_dcps_own_refusals_of_another_models_checkpoint(wanted):
     model with a layer the checkpoint lacks, or a tensor of another shape, is refused in the planner's
     words, read here from the traceback torch itself prints."""
     assert verdict(_dcp_refusal({"layers.0.weight": (2, 2)}, wanted)).primary == "checkpoint_mismatch"
+
+
+def test_a_size_mismatch_in_the_optimizers_state_alone_is_not_another_model():
+    """DCP reshards on load, so another model's checkpoint fails first on a weight; a size mismatch
+    only in the optimizer's state is a sharded layout the loader does not expect (Megatron-LM#4129)."""
+    _assert_unknown([
+        "ValueError: Size mismatch between saved torch.Size([6561, 512]) and current: torch.Size([5533, 512]) "
+        "for optimizer.state.module.module.module.embedding.word_embeddings.weight.exp_avg",
+    ])  # fmt: skip
