@@ -3098,3 +3098,20 @@ def test_a_size_mismatch_in_the_optimizers_state_alone_is_not_another_model():
         "ValueError: Size mismatch between saved torch.Size([6561, 512]) and current: torch.Size([5533, 512]) "
         "for optimizer.state.module.module.module.embedding.word_embeddings.weight.exp_avg",
     ])  # fmt: skip
+
+
+def test_kubernetes_own_refusals_of_a_training_pod():
+    """Kubernetes' own words for a node whose disk is nearly full (the kubelet's DiskPressure
+    eviction and admission refusal, beside its MemoryPressure twin) and for a namespace whose
+    ResourceQuota is spent (the job controller cannot create the pod), as real event listings and
+    pod statuses print them."""
+    _assert_named({
+        "  Warning  Evicted    50s   kubelet            The node had condition: [DiskPressure].": "disk_full",
+        "Pod was rejected: The node had condition: [DiskPressure]. ": "disk_full",
+        "  Warning  FailedCreate  5m54s                replicaset-controller  Error creating: pods "
+        '"restricteddeploy-869775475b-264wg" is forbidden: exceeded quota: mylimits, requested: memory=2G, '
+        "used: memory=0, limited: memory=1G": "pod_pending_insufficient_resources",
+        'Error from server (Forbidden): error when creating "pytorchjob.yaml": pods "train-worker-0" is '
+        "forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, used: "
+        "requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8": "pod_pending_insufficient_resources",
+    })  # fmt: skip

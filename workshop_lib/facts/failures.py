@@ -1732,6 +1732,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a checkpoint written inside the container instead of on the shared volume
             r"ephemeral local storage usage exceeds the total limit",
             r"The node was low on resource: ephemeral-storage",
+            # ... and the kubelet refusing or evicting pods while the node's own disk is nearly full
+            # (its MemoryPressure twin is host memory)
+            r"The node had condition: \[DiskPressure\]",
             r"Usage of EmptyDir volume \S+ exceeds the limit",
             # Ray's object store spilling to a local disk that is full (its own exception and words)
             r"\bOutOfDiskError: Local disk is full",
@@ -2156,6 +2159,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (from "devices unavailable" on: "requested number of" would join the gate "umber of",
             # which every Megatron iteration line holds, and run this table on each of them)
             r"\bdevices unavailable for \S+\. Requested: \d+, Available: \d+",
+            # the namespace's ResourceQuota (the cloud quotas' counterpart inside the cluster) already
+            # spent: the job controller cannot even create the pod ("Error creating: pods
+            # \"train-worker-0\" is forbidden: exceeded quota: gpu-quota, requested: ...")
+            r"\bis forbidden: exceeded quota: \S+, requested: ",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
