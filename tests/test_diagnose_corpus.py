@@ -3115,3 +3115,24 @@ def test_kubernetes_own_refusals_of_a_training_pod():
         "forbidden: exceeded quota: gpu-quota, requested: requests.nvidia.com/gpu=8, used: "
         "requests.nvidia.com/gpu=8, limited: requests.nvidia.com/gpu=8": "pod_pending_insufficient_resources",
     })  # fmt: skip
+
+
+def test_batch_systems_own_words_for_memory_and_an_impossible_request():
+    """Slurm's older memory enforcement, PBS's and LSF's kills over a job's memory request (as real
+    job outputs print them), Slurm refusing a request no node can hold, and sbatch's own errors as
+    failures to show."""
+    _assert_named({
+        "slurmstepd: error: Job 8430179 exceeded memory limit (10442128 > 10240000), being killed": "host_oom_killed",
+        "slurmstepd: error: Step 14366338.0 exceeded memory limit (8485688 > 8388608), being killed": "host_oom_killed",
+        "slurmstepd: error: Exceeded job memory limit": "host_oom_killed",
+        "=>> PBS: job killed: mem 2097152kb exceeded limit 1048576kb": "host_oom_killed",
+        "=>> PBS: job killed: mem job total 4323312 kb exceeded limit 3145728 kb": "host_oom_killed",
+        "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.": "host_oom_killed",
+        "sbatch: error: Batch job submission failed: Requested node configuration is not available":
+            "pod_pending_insufficient_resources",
+        "srun: error: Unable to allocate resources: Requested node configuration is not available":
+            "pod_pending_insufficient_resources",
+    })  # fmt: skip
+    _assert_unknown(["sbatch: error: Invalid generic resource (gres) specification"])
+    # a job's walltime is not a failure of the run
+    assert verdict(["=>> PBS: job killed: walltime 3650 exceeded limit 3600"]).primary is None

@@ -292,7 +292,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"(?:Error|Exception|Interrupt):(?!:)",
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
-    r"\b(?:srun|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
+    r"\b(?:srun|sbatch|salloc|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
     # ... a shell's syntax error in a command a launcher built (pdsh exporting a variable whose value
     # has parentheses), in a Chinese locale too ("bash: -c: 行 0: 未预期的符号“(”附近有语法错误")
     r"\bbash: (?:-c: )?行 \d+: .*语法错误",
@@ -1246,6 +1246,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Slurm's cgroup OOM killer (slurmstepd/srun), and a container killed with SIGKILL (128 + 9)
             r"Detected \d+ oom[-_]kill event",
             r"task \d+: Out Of Memory",
+            # ... Slurm's older memory enforcement (jobacct polling, not the cgroup), and the other
+            # batch systems' own words: PBS killing a job over its mem/vmem request, LSF's exit reason
+            r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
+            r"\bslurmstepd\S*: error: Exceeded (?:job|step) memory limit\b",
+            r"\bPBS: job killed: v?mem\b.*\bexceeded limit\b",
+            r"\bTERM_MEMLIMIT: job killed after reaching LSF memory usage limit\b",
             r"\bExit Code:\s+137\b",
             # the same exit status in launchers' and shells' own words ("exited with code 137", "exit
             # status 137", "returned non-zero exit status 137")
@@ -2163,6 +2169,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # spent: the job controller cannot even create the pod ("Error creating: pods
             # \"train-worker-0\" is forbidden: exceeded quota: gpu-quota, requested: ...")
             r"\bis forbidden: exceeded quota: \S+, requested: ",
+            # Slurm refusing a request no node of the partition can ever hold (8 GPUs where nodes
+            # have 4, more memory or CPUs than a node has), at submission or at step creation
+            r"\b(?:srun|sbatch|salloc): error: .*\bRequested node configuration is not available\b",
         ),
         "The scheduler cannot place a pod: no node has the GPUs / EFA interfaces / memory it requests free "
         "(or the cloud has no capacity left for the GPU instance type the node group asks for).",
