@@ -1249,7 +1249,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... Slurm's older memory enforcement (jobacct polling, not the cgroup), and the other
             # batch systems' own words: PBS killing a job over its mem/vmem request, LSF's exit reason
             r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
-            r"\bslurmstepd\S*: error: Exceeded (?:job|step) memory limit\b",
+            r"\bExceeded job memory limit\b",
+            r"\bExceeded step memory limit\b",
             r"\bPBS: job killed: v?mem\b.*\bexceeded limit\b",
             r"\bTERM_MEMLIMIT: job killed after reaching LSF memory usage limit\b",
             r"\bExit Code:\s+137\b",
