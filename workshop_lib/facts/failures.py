@@ -2263,7 +2263,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"No such file or directory: '[^']*\.ya?ml'",
             # ... a JSON or TOML one whose name says it holds settings, not data (AlgoPerf's
             # --tuning_search_space, a --deepspeed ds_config.json, a model folder's config.json)
-            r"No such file or directory: '[^']*?[^'/]*(?:config|search_space|hparams?|hyperparam)[^'/]*\.(?:json|toml)'",
+            r"No such file or directory: '(?:[^']*/)?[^'/]*(?:config|search_space|hparams?|hyperparam)[^'/]*\.(?:json|toml)'",
             # ... and config loaders' own words for it: detectron2's merge_from_file ("AssertionError:
             # Config file './configs/x.yaml' does not exist!"), mmengine's Config.fromfile
             # ('FileNotFoundError: file "configs/x.py" does not exist')
