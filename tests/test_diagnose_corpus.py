@@ -3060,16 +3060,14 @@ def test_a_model_folder_that_is_not_one():
     ])  # fmt: skip
 
 
-def _dcp_refusal(saved: dict, wanted: dict) -> list[str]:
-    """The traceback torch.distributed.checkpoint prints when it refuses to load ``saved`` into a
-    model whose state dict is ``wanted`` (one process, no process group needed)."""
-    import tempfile
-
+def _dcp_refusal(folder: Path, saved: dict, wanted: dict) -> list[str]:
+    """The traceback torch.distributed.checkpoint prints when it refuses to load ``saved`` (written
+    to ``folder``) into a model whose state dict is ``wanted`` (one process, no process group)."""
     import torch
     import torch.distributed.checkpoint as dcp
     from torch.distributed.checkpoint.api import CheckpointException
 
-    with tempfile.TemporaryDirectory() as folder, warnings.catch_warnings():
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # DCP warns that it runs without a process group
         dcp.save({"model": {k: torch.zeros(shape) for k, shape in saved.items()}}, checkpoint_id=folder)
         try:
@@ -3084,11 +3082,12 @@ def _dcp_refusal(saved: dict, wanted: dict) -> list[str]:
     [{"layers.0.weight": (2, 2), "layers.1.weight": (2, 2)}, {"layers.0.weight": (4, 2)}],
     ids=["a_layer_more", "a_wider_layer"],
 )
-def test_torch_dcps_own_refusals_of_another_models_checkpoint(wanted):
+def test_torch_dcps_own_refusals_of_another_models_checkpoint(wanted, tmp_path):
     """torchtitan, FSDP2 and Megatron-Bridge's torch_dcp format load through torch's DCP planner: a
     model with a layer the checkpoint lacks, or a tensor of another shape, is refused in the planner's
     words, read here from the traceback torch itself prints."""
-    assert verdict(_dcp_refusal({"layers.0.weight": (2, 2)}, wanted)).primary == "checkpoint_mismatch"
+    lines = _dcp_refusal(tmp_path, {"layers.0.weight": (2, 2)}, wanted)
+    assert verdict(lines).primary == "checkpoint_mismatch"
 
 
 def test_a_size_mismatch_in_the_optimizers_state_alone_is_not_another_model():

@@ -84,6 +84,9 @@ UNRECOGNISED_MAX = 24
 # at minimum"). Megatron's bf16 runs print a constant "loss scale: 1.0", which is not a collapse:
 # the iteration-line rule needs a scale above 1 earlier in the log and skipped iterations.
 LOSS_SCALE_COLLAPSE = 16.0
+# Words in a file's name that say it holds settings, not data: a missing one is a refused flag
+# (train_flags_invalid), never missing data (dataset_path_missing passes over paths holding them).
+_SETTINGS_FILE_WORDS = r"config|search_space|hparam|hyperparam"
 # A loss scale as the scalers print it, in plain or floating-point notation ("512.0", "2.0237e-320").
 _LOSS_SCALE = r"(\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)"
 # DeepSpeed's fp16 overflow lines, whichever release printed them: "[deepspeed] OVERFLOW! Rank 0
@@ -1249,6 +1252,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... Slurm's older memory enforcement (jobacct polling, not the cgroup), and the other
             # batch systems' own words: PBS killing a job over its mem/vmem request, LSF's exit reason
             r"\bexceeded memory limit \(\d+ > \d+\), being killed\b",
+            # (two patterns, not "(?:job|step)": each keeps its whole phrase as its gate, where the
+            # alternation would leave " memory limit", a phrase of healthy lines too)
             r"\bExceeded job memory limit\b",
             r"\bExceeded step memory limit\b",
             r"\bPBS: job killed: v?mem\b.*\bexceeded limit\b",
@@ -1589,7 +1594,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the path may carry literal quotes of its own, from a config or script that quoted it
             # twice ("No such file or directory: '\"/leonardo_work/.../datasets/ShareGPT.json\"'")
             r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"]\"?"
-            r"(?![^'\"]*(?:checkpoint|tmp|output|result|log|token|vocab|model|weight|config|search_space|hparam|hyperparam))"
+            r"(?![^'\"]*(?:checkpoint|tmp|output|result|log|token|vocab|model|weight|"
+            + _SETTINGS_FILE_WORDS
+            + "))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
             r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
         ),
@@ -2263,7 +2270,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"No such file or directory: '[^']*\.ya?ml'",
             # ... a JSON or TOML one whose name says it holds settings, not data (AlgoPerf's
             # --tuning_search_space, a --deepspeed ds_config.json, a model folder's config.json)
-            r"No such file or directory: '(?:[^']*/)?[^'/]*(?:config|search_space|hparams?|hyperparam)[^'/]*\.(?:json|toml)'",
+            r"No such file or directory: '(?:[^']*/)?[^'/]*(?:"
+            + _SETTINGS_FILE_WORDS
+            + r")[^'/]*\.(?:json|toml)'",
             # ... and config loaders' own words for it: detectron2's merge_from_file ("AssertionError:
             # Config file './configs/x.yaml' does not exist!"), mmengine's Config.fromfile
             # ('FileNotFoundError: file "configs/x.py" does not exist')
