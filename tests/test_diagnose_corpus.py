@@ -3135,3 +3135,24 @@ def test_batch_systems_own_words_for_memory_and_an_impossible_request():
     _assert_unknown(["sbatch: error: Invalid generic resource (gres) specification"])
     # a job's walltime is not a failure of the run
     assert verdict(["=>> PBS: job killed: walltime 3650 exceeded limit 3600"]).primary is None
+
+
+def test_jaxs_coordinator_saying_a_task_died_in_each_of_its_wordings():
+    """XLA's distributed client ends a JAX process with a fatal log line when the coordination service
+    says another task died. Its wording changed over the years (XLA's client.h: "the coordinator
+    detected missing heartbeats", "missing heartbeat response from the coordinator" when the
+    coordinator itself died, and the later "the JAX distributed service detected fatal errors"); each
+    is the consequence of a dead peer, not a healthy log."""
+    _assert_named({
+        "F0301 12:00:00.000000 4242 client.h:88] Terminating process because the coordinator detected missing "
+        "heartbeats. This most likely indicates that another task died; see the other task logs for more "
+        "details.":
+            "nccl_peer_connection_closed",
+        "F0301 12:00:00.000000 4242 client.h:95] Terminating process because of missing heartbeat response from "
+        "the coordinator. This most likely indicates that the coordinator task died; see the coordinator's task "
+        "logs for more details.":
+            "nccl_peer_connection_closed",
+        "F0929 17:42:48.594200 1044529 client.h:77] Terminating process because the JAX distributed service "
+        "detected fatal errors. This most likely indicates that another task died; see the other task logs for "
+        "more details.": "nccl_peer_connection_closed",
+    })  # fmt: skip

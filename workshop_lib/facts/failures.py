@@ -1064,8 +1064,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"NET/OFI .*Invalid receiver queue pair number",
             # gloo (CPU collectives, elastic agents' barriers) when the peer's process is gone
             r"gloo/transport/tcp/\w+\.cc:\d+\] Connection (?:closed|reset) by peer\b",
-            # JAX's coordination service after a task died
-            r"the JAX distributed service detected fatal errors\. This most likely indicates that another task died",
+            # JAX's coordination service after a task died, in the wordings of XLA's distributed client
+            # over the years: a task that stopped sending heartbeats, the coordinator itself gone quiet,
+            # and the later "fatal errors" form
+            r"Terminating process because (?:the JAX distributed service detected fatal errors|the coordinator "
+            r"detected missing heartbeats|of missing heartbeat response from the coordinator)\. This most "
+            r"likely indicates that (?:another|the coordinator) task died",
         ),
         "Another rank's process went away in the middle of a collective: this line is a consequence; the "
         "cause is the first error of the rank that died (OOM, Xid, a crash, a pod evicted).",
