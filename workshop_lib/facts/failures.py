@@ -1209,9 +1209,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # MindSpore's device memory pool (GPU or Ascend: "Device(id:0) memory isn't enough and alloc
             # failed, kernel name: ..., alloc size: 1073741824B."; its CPU twin begins "Memory isn't")
             r"\bDevice(?:\(id:\d+\))? memory isn't enough and alloc failed\b",
-            # MXNet's pooled storage manager; TensorFlow's allocator for a GPU (its "by allocator cpu"
-            # twin is host memory)
-            r"\bcudaMalloc(?:Async)? failed: out of memory\b",
+            # MXNet's pooled storage manager (after freeing its pool and trying once more: "cudaMalloc
+            # retry failed"); TensorFlow's allocator for a GPU (its "by allocator cpu" twin is host memory)
+            r"\bcudaMalloc(?:Async)?(?: retry)? failed: out of memory\b",
             r"\bOOM when allocating tensor\b.*(?:device:GPU:\d+|by allocator GPU_\d+_bfc)",
             # TensorFlow's copy of a host tensor to the GPU when the GPU allocator gave it no memory
             # for the destination (an InternalError, so no "OOM" word at all)
