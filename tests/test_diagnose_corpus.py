@@ -3167,3 +3167,15 @@ def test_mxnets_pooled_storage_giving_up_after_its_retry():
         "storage_manager.h:161: cudaMalloc retry failed: out of memory": "cuda_oom",
         "MXNetError: cudaMalloc retry failed: out of memory": "cuda_oom",
     })  # fmt: skip
+
+
+def test_deepspeeds_own_checks_that_it_was_given_a_configuration():
+    """deepspeed.initialize() asserts that a configuration reached it, and older engines that the
+    --deepspeed_config path is a file (their assert messages, as DeepSpeed's source words them): the
+    configuration DeepSpeed needs is missing, beside the base64 form of a path not on this node."""
+    _assert_named({
+        "AssertionError: DeepSpeed requires --deepspeed_config to specify configuration file":
+            "deepspeed_config_invalid",
+        "AssertionError: DeepSpeed configuration file: configs/ds_zero2.json is not an existing file":
+            "deepspeed_config_invalid",
+    })  # fmt: skip

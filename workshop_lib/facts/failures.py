@@ -1412,6 +1412,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a --deepspeed_config that is no file on this node (written on the first node only): DeepSpeed
             # then reads the string as a base64-encoded config, and decoding it fails
             r"\bconfig_decoded = base64\.urlsafe_b64decode\(config\)",
+            # ... and DeepSpeed's own checks that a configuration was given at all and is a file
+            # (deepspeed.initialize(), the engine's argument check in older releases)
+            r"\bDeepSpeed requires --deepspeed_config to specify configuration file\b",
+            r"\bDeepSpeed configuration file: .* is not an existing file\b",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
         "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
