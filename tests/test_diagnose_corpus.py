@@ -3179,3 +3179,21 @@ def test_deepspeeds_own_checks_that_it_was_given_a_configuration():
         "AssertionError: DeepSpeed configuration file: configs/ds_zero2.json is not an existing file":
             "deepspeed_config_invalid",
     })  # fmt: skip
+
+
+def test_a_container_that_never_ran_or_never_got_its_volume():
+    """Two ways a worker pod never starts its training, in the wordings of real kubectl output: a
+    ReadWriteOnce volume already attached to another node (the attach/detach controller's
+    Multi-Attach event) is the volume's failure; an image built for another CPU architecture, which
+    runc refuses in its older and newer words, is an unknown failure to list, never a healthy log."""
+    _assert_named({
+        '  Warning  FailedAttachVolume  34s   attachdetach-controller  Multi-Attach error for volume "pvc-9dbdb7f1-'
+        '850d-4553-97cf-90f88ead73ca" Volume is already exclusively attached to one node and can\'t be attached to '
+        "another": "volume_mount_failed",
+    })  # fmt: skip
+    _assert_unknown(
+        [
+            "standard_init_linux.go:228: exec user process caused: exec format error",
+            "exec /usr/local/bin/torchrun: exec format error",
+        ]
+    )

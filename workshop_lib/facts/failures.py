@@ -416,6 +416,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bEnforceNotMet: ",
     # ... and PaddlePaddle's launcher reporting the trainers that died (its logger's prefix may be cut)
     r"\bABORT!!! Out of all \d+ trainers, the trainer process with rank=",
+    # the container runtime refusing the image's entrypoint, built for another CPU architecture (an
+    # arm64 image on x86 GPU nodes, or the other way): runc's whole output, in its older
+    # ("standard_init_linux.go:228: exec user process caused: exec format error") and newer ("exec
+    # /usr/bin/python: exec format error") wordings; nothing in the pod ran, so it is a failure
+    r"\bexec format error\b",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -2091,6 +2096,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Unable to (?:attach or )?mount volumes",
             r"AttachVolume\.Attach failed for volume",
             r"pod has unbound immediate PersistentVolumeClaims",
+            # a ReadWriteOnce volume (EBS, Azure Disk) already attached to another node, where another
+            # worker of the job (or the last run's pod) holds it: this pod cannot start beside it
+            r"\bMulti-Attach error for volume\b",
             r"/csi\.v1\.Node/Node(?:Stage|Publish)Volume, GRPC error",
             r"\bmount\.(?:lustre|nfs4?|efs): .*(?:failed|denied|timed out)",
             # mount.lustre's hint when the node's kernel has no Lustre client module (an OS image
@@ -2120,7 +2128,8 @@ FAILURES: tuple[FailureSignature, ...] = (
         "`kubectl describe pvc CLAIM` must say Bound (a new FSx file system takes minutes to create); "
         "check that the CSI driver's node pods run on the GPU nodes, that the file system's security "
         "group lets the nodes in (TCP 988 and 1018-1023 for FSx for Lustre, 2049 for NFS/EFS), and the "
-        "volume's DNS and mount names.",
+        "volume's DNS and mount names. A claim that pods on several nodes share must be ReadWriteMany "
+        '(FSx for Lustre, EFS, Azure Files/Lustre), not a ReadWriteOnce block volume ("Multi-Attach error").',
         # a mount that failed once while the CSI driver was still starting, then worked: the container ran
         unless=(r"\bStarted container\b", *KUBEFLOW_JOB_SUCCEEDED),
     ),
