@@ -3197,3 +3197,22 @@ def test_a_container_that_never_ran_or_never_got_its_volume():
             "exec /usr/local/bin/torchrun: exec format error",
         ]
     )
+
+
+def test_a_trainer_that_counted_zero_steps_in_an_epoch():
+    """A dataset smaller than one global batch gives zero steps per epoch, and the trainer's next
+    division by that count raises ZeroDivisionError: verl's SFT trainer prints the count first, and
+    the traceback's own source line divides by the steps per epoch. A ZeroDivisionError elsewhere
+    stays an unknown failure, and the count alone (no error after it) is no finding."""
+    zero = "ZeroDivisionError: integer division or modulo by zero"
+    assert (
+        verdict(["Number of steps/epoch 0, number of epochs 6, total number of steps 0", zero]).primary
+        == "dataset_too_small"
+    )
+    assert (
+        verdict(["    start_epoch = global_step // self.steps_per_epoch", zero]).primary
+        == "dataset_too_small"
+    )
+    assert verdict(["    lr = base_lr * step // warmup", zero]).primary is None
+    assert verdict(["    lr = base_lr * step // warmup", zero]).unrecognised
+    assert not verdict(["Number of steps/epoch 0, number of epochs 6, total number of steps 0"]).failed

@@ -711,6 +711,19 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"/=?\s*(?:float\()?len\(\s*[\w.\[\]'\"]*(?:val|valid|eval|test|train|data|files|loader|samples)",
         r"\bZeroDivisionError\b",
     ),
+    # ... and a trainer that counted zero steps in an epoch (fewer samples than one global batch)
+    # and then divides by that count: verl's SFT trainer says so first ("Number of steps/epoch 0,
+    # number of epochs 6, total number of steps 0"), and the division's own source line shows it
+    (
+        "dataset_too_small",
+        r"\b[Nn]umber of steps/epoch 0\b",
+        r"\bZeroDivisionError\b",
+    ),
+    (
+        "dataset_too_small",
+        _SOURCE_LINE + r".*(?://|%)\s*(?:self\.)?(?:steps|iters|iterations|batches)_per_epoch\b",
+        r"\bZeroDivisionError\b",
+    ),
 )
 
 _EFA_ACTIVE = (r"NET/OFI Selected [Pp]rovider is efa", r"Using network (AWS )?Libfabric", r"Using network IB")
