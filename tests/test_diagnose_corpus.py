@@ -2346,6 +2346,29 @@ def test_the_seventy_seventh_batchs_wording_families():
     _assert_unknown(["KeyError: 0", "[rank0]: ZeroDivisionError: 3"])
 
 
+def test_a_cut_traceback_lists_a_raised_message_that_lost_its_exception_name():
+    """Interleaved stderr (the hundred-and-twenty-fourth batch's Accelerate log) dropped the
+    "ValueError: " before the message of a "raise ValueError(" frame, and the log ends inside a second
+    rank's traceback: the listing leads with the message, which says what failed, then the last
+    source line, which only says where."""
+    raised = [
+        '  File "/site-packages/accelerate/accelerator.py", line 1300, in prepare',
+        "    raise ValueError(",
+        "You can't train a model that has been loaded with `device_map='auto'` in any distributed mode.",
+    ]
+    cut = ['  File "training_swanlab.py", line 257, in <module>', "    main()"]
+    v = verdict([*raised, *cut])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [raised[2], cut[1]]
+    # only the line right after a source line that raises, and never a chained traceback's heading
+    call = [raised[0], "    return inner_training_loop(", raised[2]]
+    assert [u["line"] for u in verdict([*call, *cut]).unrecognised] == [cut[1]]
+    for heading in ("During handling of the above exception, another exception occurred:",
+                    "Traceback (most recent call last):"):  # fmt: skip
+        assert [u["line"] for u in verdict([*raised[:2], heading, *cut]).unrecognised] == [cut[1]], heading
+    tagged = [f"[rank1]:{line}" for line in raised]
+    assert [u["line"] for u in verdict([*tagged, *cut]).unrecognised] == [tagged[2], cut[1]]
+
+
 def test_the_seventy_eighth_batchs_wording_families():
     """torch 1.x's "invalid device ordinal"; a ds_config "auto" that no trainer argument fills; a log
     that ends inside a traceback, its exception line lost (not a healthy log)."""

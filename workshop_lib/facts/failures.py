@@ -251,6 +251,17 @@ STACK_DUMP_PATTERNS: tuple[str, ...] = (
 RANK_TAGS_PATTERN = r"^(?:(?:\[[^\]\s]*\](?:<\w+>)?|[\w.-]*\d): ?){0,2}"
 TRACEBACK_FRAME_PATTERN = RANK_TAGS_PATTERN + r'\s*File "[^"]+", line \d+, in \S'
 CUT_TRACEBACK_LINES = 3  # the frame is among the log's last this many non-empty lines
+# ... and when that log also holds a frame whose source line raises ("    raise ValueError("), the line
+# right after it that is neither indented nor a frame is that exception's message, printed without
+# its "ValueError: " (another rank's stderr interleaved into it, or a copy that dropped it): listed
+# first, since it says what failed where the last source line only says where.
+# (not the headings a chained traceback prints between its parts)
+TRACEBACK_HEADINGS: tuple[str, ...] = (
+    "Traceback (most recent call last)",
+    "During handling of the above exception",
+    "The above exception was the direct cause",
+)
+RAISE_SOURCE_PATTERN = RANK_TAGS_PATTERN + r"\s{2,}raise [A-Za-z_][\w.]*\("
 PY_SPY_FRAME_PATTERN = r"^\s+[\w<>.]+ \((?:[^()\s]+/)?[^()\s/]+\.py:\d+\)\s*$"
 STACK_DUMP_FRAMES = 3
 # A terminal (or a copy into an issue) wraps long lines, splitting a signature's words over two

@@ -206,6 +206,7 @@ _LAUNCHER_KILL = re.compile(F.LAUNCHER_KILL_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _TRACEBACK_FRAME = re.compile(F.TRACEBACK_FRAME_PATTERN)
 _PREFIXED_INDENT = re.compile(F.RANK_TAGS_PATTERN + r"\s{2}")  # a frame's source or caret line, tags and all
+_RAISE_SOURCE = re.compile(F.RAISE_SOURCE_PATTERN)
 _CARETS = re.compile(F.RANK_TAGS_PATTERN + r"\s*[\^~]+\s*$")  # Python 3.11+'s marks under a source line
 _ONE_NODE = re.compile(F.SINGLE_NODE_PATTERN)
 _MANY_NODES = re.compile(F.MULTI_NODE_PATTERN)
@@ -918,7 +919,24 @@ class _Scan:
         after = last[frames[-1] + 1 :]
         if all(_PREFIXED_INDENT.match(line) for _, line in after):  # source and caret lines only
             number, line = next((u for u in after if not _CARETS.match(u[1])), last[frames[-1]])
+            message = self._raised_message()
+            if message is not None and message[0] < number:
+                self.unrecognised.append({"line_number": message[0], "line": _clip(message[1])})
             self.unrecognised.append({"line_number": number, "line": _clip(line)})
+
+    def _raised_message(self) -> tuple[int, str] | None:
+        """The first message line in the tail right after a frame whose source line raises, when its
+        exception's name was lost (F.RAISE_SOURCE_PATTERN): a line neither indented nor a frame."""
+        tail = list(self.tail)
+        for k in range(1, len(tail) - 1):
+            if not _RAISE_SOURCE.match(tail[k][1]) or not _TRACEBACK_FRAME.search(tail[k - 1][1]):
+                continue
+            number, line = tail[k + 1]
+            if not line.strip() or _PREFIXED_INDENT.match(line) or _TRACEBACK_FRAME.search(line):
+                continue
+            if not any(words in line for words in F.TRACEBACK_HEADINGS):
+                return number, line
+        return None
 
     def _validation_only_nan(self) -> None:
         """A NaN loss only in validation reports, and training steps with a finite loss after the
