@@ -2369,6 +2369,20 @@ def test_a_cut_traceback_lists_a_raised_message_that_lost_its_exception_name():
     assert [u["line"] for u in verdict([*tagged, *cut]).unrecognised] == [tagged[2], cut[1]]
 
 
+def test_lightnings_slurm_environment_refuses_a_trainer_that_disagrees_with_the_allocation():
+    """Lightning's SLURMEnvironment (its validate_settings, worded as in its source and in a batch
+    script's note on the error): devices or num_nodes against the allocation's tasks per node or
+    nodes, and --ntasks asked for instead of --ntasks-per-node."""
+    _assert_named({
+        "ValueError: You set `devices=2` in Lightning, but the number of tasks per node configured in SLURM "
+        "`--ntasks-per-node=1` does not match. HINT: Set `devices=1`.": "train_flags_invalid",
+        "[rank: 0] ValueError: You set `num_nodes=2` in Lightning, but the number of nodes configured in SLURM "
+        "`--nodes=1` does not match. HINT: Set `num_nodes=1`.": "train_flags_invalid",
+        "RuntimeError: You set `--ntasks=8` in your SLURM bash script, but this variable is not supported. "
+        "HINT: Use `--ntasks-per-node=8` instead.": "train_flags_invalid",
+    })  # fmt: skip
+
+
 def test_the_seventy_eighth_batchs_wording_families():
     """torch 1.x's "invalid device ordinal"; a ds_config "auto" that no trainer argument fills; a log
     that ends inside a traceback, its exception line lost (not a healthy log)."""

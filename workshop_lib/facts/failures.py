@@ -2254,6 +2254,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
             r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
+            # Lightning's Slurm environment refusing a Trainer that disagrees with the allocation
+            # ("You set `devices=2` in Lightning, but the number of tasks per node configured in SLURM
+            # `--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", the same for num_nodes and
+            # --nodes) or a batch script that asked for --ntasks instead of --ntasks-per-node
+            r"\bYou set `[\w-]+=\d+` in (?:Lightning, but the \w+(?: \w+){0,4} configured in SLURM\b|your SLURM bash script, but this variable is not supported)",
             # ... or that allow one option only beside another ("AssertionError: pretrained image towers
             # currently only supported for timm models", open_clip given --pretrained-image with a
             # non-timm model; "full recompute is only supported with full iteration CUDA graph")
