@@ -3253,3 +3253,49 @@ def test_a_trainer_that_counted_zero_steps_in_an_epoch():
     assert verdict(["    lr = base_lr * step // warmup", zero]).primary is None
     assert verdict(["    lr = base_lr * step // warmup", zero]).unrecognised
     assert not verdict(["Number of steps/epoch 0, number of epochs 6, total number of steps 0"]).failed
+
+
+def test_the_hundred_and_twenty_seventh_batchs_wording_families():
+    """The misses of the hundred-and-twenty-seventh batch, fixed by family: NumPy 1.x's dotted
+    MemoryError, older Lightning's GPU check with its message on the next lines, a script's own "N
+    GPUs, but only M" check, a missing medical image volume or annotation file, Coqui's per-optimizer
+    losses and a trainer's own "nan loss" exception, Hydra's failure banner, and DeepSpeed's warning of
+    a Triton cache on NFS in a run whose training loop ended."""
+    _assert_named({
+        "numpy.core._exceptions.MemoryError: Unable to allocate 502. MiB for an array with shape "
+        "(512, 512, 251) and data type float64": "host_oom_killed",
+        "            But your machine only has: []": "gpu_assignment_invalid",
+        "ValueError: require 2 GPUs, but only 1 GPUs available ": "gpu_assignment_invalid",
+        "RuntimeError: Requested 8 GPUs, but only 4 are visible. Check CUDA_VISIBLE_DEVICES.": "gpu_assignment_invalid",
+        "FileNotFoundError: No such file or no access: 'BraTS2020_TrainingData/MICCAI_BraTS2020_TrainingData/"
+        "BraTS20_Training_085/BraTS20_Training_085_flair.nii'": "dataset_path_missing",
+        "FileNotFoundError: [Errno 2] No such file or directory: '/scratch/case_00012/imaging.nii.gz'": "dataset_path_missing",
+        "[rank0]: FileNotFoundError: [Errno 2] No such file or directory: 'ANNOTATION_PATH'": "dataset_path_missing",
+        "     | > loss_0: nan  (nan)": "nan_loss",
+        "ValueError:  [x] nan loss": "nan_loss",
+    })  # fmt: skip
+    # the same GPU words in a warning go on with fewer GPUs; a checkpoint that is missing is no data
+    _assert_benign(["Warning: Requested 8 GPUs, but only 4 are available."])
+    ckpt = "FileNotFoundError: [Errno 2] No such file or directory: 'ckpt/annotation_model.pt'"
+    assert verdict([ckpt]).primary is None
+    # a per-language metric of a healthy run, NaN when the batch held none of that language
+    _assert_benign(["step=10 loss=11.55 loss/en=11.55 loss/cn=nan loss/code=nan"])
+    hydra = [
+        "Error executing job with overrides: ['+seed=0', 'dataset=SpeechCommands-16k', 'model=Cnn10']",
+        "Error in call to target 'autrainer.datasets.speech_commands.SpeechCommands':",
+        "ValueError(\"Directory features_subdir='log_mel_16k' does not exist in '/mimer/data'.\")",
+        "",
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.",
+    ]
+    v = verdict(hydra)
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == hydra[:3]
+    nfs = (
+        "Warning: The cache directory for DeepSpeed Triton autotune, /root/.triton/autotune, appears to be on "
+        "an NFS system. While this is generally acceptable, if you experience slowdowns or hanging when "
+        "DeepSpeed exits, it is recommended to set the TRITON_CACHE_DIR environment variable to a non-NFS path."
+    )
+    assert verdict([nfs]).primary == "triton_cache_shared_fs"
+    ended = (
+        "{'train_runtime': 21142.8256, 'train_samples_per_second': 0.005, 'train_steps_per_second': 0.005}"
+    )
+    assert verdict([nfs, ended]).findings == []

@@ -138,6 +138,14 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
     r"\bJob finished: SUCCEEDED\b",
     r"^Experiment ended\s*$",
 )
+# Hugging Face Trainer's report that its training loop ran to the end (the metrics dict of
+# Trainer.train(), and the table log_metrics prints): not the whole run's success, since a save or an
+# evaluation after it may still fail, so only a finding about the training loop itself gives way to it
+# (a Triton cache on NFS that "may" hang the run did not).
+TRAINING_LOOP_ENDED_PATTERNS: tuple[str, ...] = (
+    r"\{'train_runtime': [\d.]+, 'train_samples_per_second': ",
+    r"\*\*\*\*\* train metrics \*\*\*\*\*",
+)
 # A Kubeflow operator's report that the whole job succeeded (the condition's reason in `kubectl
 # describe pytorchjob`, and the event's message): every pod was placed, pulled its image and mounted
 # its volumes in the end, so a FailedScheduling, a back-off or a FailedMount event beside it was
@@ -432,6 +440,13 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # ("standard_init_linux.go:228: exec user process caused: exec format error") and newer ("exec
     # /usr/bin/python: exec format error") wordings; nothing in the pod ran, so it is a failure
     r"\bexec format error\b",
+    # Hydra's report that the task function raised ("Error executing job with overrides: [...]"), and
+    # its instantiate() naming the class whose constructor raised ("Error in call to target
+    # 'autrainer.datasets.speech_commands.SpeechCommands':"), with that exception on the next line in
+    # its repr form ('ValueError("Directory ... does not exist ...")'), which has no "Error:"
+    r"\bError executing job with overrides: \[",
+    r"\bError in call to target '[\w.]+':",
+    RANK_TAGS_PATTERN + r"\s*[A-Z]\w*(?:Error\(|Exception\()[\'\"]",
 )
 # Error-like lines that a finding explains: when the label is found, they are not listed as an
 # unknown failure beside it. NCCL skipping an HCA it cannot open is why it then uses sockets.
@@ -1340,8 +1355,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # nothing after it on the line: Python prints a bare "MemoryError" for an empty message, so
             # that is a message that begins with a line break, as PaddlePaddle raises its C++ errors,
             # whose GPU out-of-memory (a ResourceExhaustedError summary a few lines down) is a
-            # MemoryError in Python
-            r"(?:^|[\s:\]])MemoryError(?::(?!\s*$)|\s*$)",
+            # MemoryError in Python; with its module too (NumPy 1.x's "numpy.core._exceptions.MemoryError:
+            # Unable to allocate 502. MiB for an array with shape ...")
+            r"(?:^|[\s:\].])MemoryError(?::(?!\s*$)|\s*$)",
             # ... and NumPy's subclass of it (numpy.core._exceptions._ArrayMemoryError; numpy._core in 2.x)
             r"\b_ArrayMemoryError: Unable to allocate\b",
             # MindSpore's CPU device context refusing an allocation (its GPU twin: "Device(id:0) memory")
@@ -1617,6 +1633,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"No such file or directory: '[^']*\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'",
             # Hugging Face datasets resolving data_files that match nothing
             r"FileNotFoundError: Unable to find '",
+            # a medical image volume (NIfTI, MetaImage, NRRD, DICOM) that a loader cannot open: such
+            # files are the training data of the imaging stacks (nibabel's "FileNotFoundError: No such
+            # file or no access: '.../BraTS20_Training_085_flair.nii'" under MONAI's LoadImage)
+            r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"][^'\"]*\.(?:nii(?:\.gz)?|mh[ad]|nrrd|dcm)['\"]",
             # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
@@ -1635,7 +1655,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             + _SETTINGS_FILE_WORDS
             + "))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
-            r"|annotations|corpus|corpora)(?:['\"/_.\-]|\d)",
+            r"|annotations?|corpus|corpora)(?:['\"/_.\-]|\d)",
         ),
         "A data file the run reads does not exist where it looks: the --data-path prefix, a dataset "
         "file, or the index cache that rank 0 builds from them.",
@@ -1828,6 +1848,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment, and "
         "TORCHINDUCTOR_CACHE_DIR likewise when the model is compiled with torch.compile; where ranks "
         "still collide, give each local rank its own directory.",
+        # a run whose training went to the end did not fail on its cache (DeepSpeed's NFS warning is
+        # printed at every start on such a volume)
+        unless=(*RUN_SUCCEEDED_PATTERNS, *TRAINING_LOOP_ENDED_PATTERNS),
     ),
     # --- training numerics (also derived from parsed iteration lines) ------------------------------
     FailureSignature(
@@ -1837,6 +1860,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             NAN_ITERATIONS_PATTERN,
             r"found NaN in local grad norm",
             r"[Ll]oss is (NaN|nan|NAN|inf|Inf|Infinity)",
+            # a trainer's own NaN check raising ("ValueError:  [x] nan loss ", DDSP-SVC's solver)
+            r"(?:Error|Exception): .{0,40}\b(?:nan loss|NaN loss|NAN loss)\b",  # (gated on all three words)
+            # Coqui's Trainer, one total loss per optimizer ("| > loss_0: nan  (nan)", VITS and GANs)
+            r"\b(?:loss|Loss)_\d\b:? +(?:nan|NaN)\b",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
             r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN)\b",
@@ -1971,6 +1998,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # then " But your machine only has: [0]"): a Trainer asking for more GPUs than the process
             # sees (a Ray Tune trial given one GPU)
             r"\bMisconfigurationException: You requested (?:GPUs?|gpus?|devices?): \[[\d, ]*\]",
+            # ... older Lightning's form of it, the message on its own lines after the exception's name
+            # ("            But your machine only has: []", a machine where CUDA sees no GPU)
+            r"^\s*But your machine only has: \[[\d, ]*\]",
+            # a script's own check of the GPUs it was given ("ValueError: require 2 GPUs, but only 1 GPUs
+            # available", "RuntimeError: Requested 8 GPUs, but only 4 are visible."), raised: the same
+            # words in a warning go on with fewer GPUs
+            r"(?:Error|Exception): .{0,60}\b(?:[Rr]equest(?:ed|s)?|[Rr]equires?) \d+ GPUs?, but only (?:found )?\d+\b",
             # torch's own check of a device index against the GPUs it counted ("device >= 0 && device <
             # num_gpus INTERNAL ASSERT FAILED ... device=7, num_gpus=..."): a process told to use a GPU
             # number past the ones it sees (a GRPO script's rollout device set to 7 on a smaller node)
