@@ -662,6 +662,13 @@ def test_the_benchmarks_healthy_lines_reach_no_more_signature_tables():
     budget = [0, 1, 4, 0, 0, 0, 0, 4, 0, 3]  # the iteration line is the last
     over = [(n, b, line[:80]) for n, b, line in zip(tables, budget, lines, strict=True) if n > b]
     assert not over, over
+    # ... nor more checks of any kind: a gate merged into one those lines hold (Hugging Face's
+    # "'train_samples_per_second'" into "samples", which every iteration line holds) made the
+    # iteration line try every signature's healthy counterpart, 1.2x slower on the benchmark's log
+    checks = [len(hits.get(k, ())) for k in range(len(lines))]
+    budget = [1, 4, 7, 1, 0, 0, 0, 13, 0, 5]
+    over = [(n, b, line[:80]) for n, b, line in zip(checks, budget, lines, strict=True) if n > b]
+    assert not over, over
 
 
 def test_no_efa_provider_is_context_and_a_socket_fallback_names_it():

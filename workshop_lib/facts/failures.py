@@ -38,7 +38,9 @@ class FailureSignature:
     fix: str
     severity: str = "error"  # "error" | "warning"
     # Only with these, if set: the finding is dropped when another line of the log matches one of
-    # ``unless`` (e.g. "plugin not found" on one library name while NET/OFI did load).
+    # ``unless`` (e.g. "plugin not found" on one library name while NET/OFI did load). Every label's
+    # ``unless`` is tried on each line that holds any of their literals (the NCCL lines of every
+    # healthy multi-rank log), so a pattern added here costs on all of those lines.
     unless: tuple[str, ...] = ()
     # Where the failure sits in a chain of events, for choosing the primary root cause:
     # "cause" (a fault of its own: OOM, a bad flag, a dead GPU), "context" (a degraded set-up that
@@ -143,9 +145,14 @@ RUN_SUCCEEDED_PATTERNS: tuple[str, ...] = (
 # evaluation after it may still fail, so only a finding about the training loop itself gives way to it
 # (a Triton cache on NFS that "may" hang the run did not).
 TRAINING_LOOP_ENDED_PATTERNS: tuple[str, ...] = (
-    r"\{'train_runtime': [\d.]+, 'train_samples_per_second': ",
+    r"\{'train_runtime': [\d.]+, '",  # (not "samples", a gate every Megatron iteration line holds)
     r"\*\*\*\*\* train metrics \*\*\*\*\*",
 )
+# The findings that give way when the training loop ended (or the run reported success): DeepSpeed
+# warns of a Triton cache on NFS at every start on such a volume, and a run whose training went to the
+# end did not fail on it. (Checked once at the end, not as an `unless`: that alternation is tried on
+# every NCCL line of a healthy log.)
+GIVE_WAY_TO_ENDED_TRAINING: tuple[str, ...] = ("triton_cache_shared_fs",)
 # A Kubeflow operator's report that the whole job succeeded (the condition's reason in `kubectl
 # describe pytorchjob`, and the event's message): every pod was placed, pulled its image and mounted
 # its volumes in the end, so a FailedScheduling, a back-off or a FailedMount event beside it was
@@ -1848,9 +1855,6 @@ FAILURES: tuple[FailureSignature, ...] = (
         "Set TRITON_CACHE_DIR=/tmp/triton_cache (local disk) in the job environment, and "
         "TORCHINDUCTOR_CACHE_DIR likewise when the model is compiled with torch.compile; where ranks "
         "still collide, give each local rank its own directory.",
-        # a run whose training went to the end did not fail on its cache (DeepSpeed's NFS warning is
-        # printed at every start on such a volume)
-        unless=(*RUN_SUCCEEDED_PATTERNS, *TRAINING_LOOP_ENDED_PATTERNS),
     ),
     # --- training numerics (also derived from parsed iteration lines) ------------------------------
     FailureSignature(
@@ -1863,7 +1867,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a trainer's own NaN check raising ("ValueError:  [x] nan loss ", DDSP-SVC's solver)
             r"(?:Error|Exception): .{0,40}\b(?:nan loss|NaN loss|NAN loss)\b",  # (gated on all three words)
             # Coqui's Trainer, one total loss per optimizer ("| > loss_0: nan  (nan)", VITS and GANs)
-            r"\b(?:loss|Loss)_\d\b:? +(?:nan|NaN)\b",
+            # (gated on its "| > " prefix: "loss" alone is in every healthy iteration line)
+            r"\| > loss_\d:? +(?:nan|NaN)\b",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
             r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN)\b",

@@ -202,6 +202,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
 _VALIDATION = re.compile(F.VALIDATION_LINE_PATTERN)
 _SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
+_LOOP_ENDED = _alt(F.TRAINING_LOOP_ENDED_PATTERNS)
 _LAUNCHER_KILL = re.compile(F.LAUNCHER_KILL_PATTERN)
 _PY_SPY_FRAME = re.compile(F.PY_SPY_FRAME_PATTERN)
 _TRACEBACK_FRAME = re.compile(F.TRACEBACK_FRAME_PATTERN)
@@ -335,6 +336,7 @@ _gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS, *F.RETRY_REPORT_AF
 for _i, (_, _retraction) in enumerate(F.RETRACTED_WARNINGS):
     _gate((_retraction,), ("retract", _i))
 _gate(F.RUN_SUCCEEDED_PATTERNS, ("success", 0))
+_gate(F.TRAINING_LOOP_ENDED_PATTERNS, ("loop_ended", 0))
 _GATES.setdefault("iteration ", set()).add(("iter", 0))  # _ITER_RE: "iteration" then spaces
 _gate(F.BENIGN_PATTERNS, ("benign", 0))
 # Fewer gates, fewer scans: a gate that contains another adds nothing (its lines are found by the
@@ -517,6 +519,7 @@ class _Scan:
         self.stall_last_time: float | None = None
         # the line of the run's own success report (F.RUN_SUCCEEDED_PATTERNS)
         self.succeeded: int | None = None
+        self.loop_ended = False  # F.TRAINING_LOOP_ENDED_PATTERNS seen
         self.first_retry: int | None = None  # the first report of a failed attempt that is retried
         self.recovered: int | None = None  # the last sign that an attempt got its workers
         self.report_after: int | None = None  # the last report that follows its failed attempt's lines
@@ -605,6 +608,8 @@ class _Scan:
                 return
         if self.succeeded is None and (everything or ("success", 0) in targets) and _SUCCEEDED.search(line):
             self.succeeded = number
+        if not self.loop_ended and (everything or ("loop_ended", 0) in targets) and _LOOP_ENDED.search(line):
+            self.loop_ended = True
         weak = range(len(_WEAK)) if everything else [i for kind, i in targets if kind == "weak"]
         if weak:
             self._weak(line, number, weak)
@@ -1054,6 +1059,8 @@ class _Scan:
         )
         if one_node or (self.solo_ranks and not self.shared_ranks):  # no traffic leaves the node
             self.healthy_seen.update(F.LOCAL_ONLY_LABELS)
+        if self.loop_ended or self.succeeded is not None:
+            self.healthy_seen.update(F.GIVE_WAY_TO_ENDED_TRAINING)
         findings = [f for f in self.found.values() if f.label not in self.healthy_seen]
         if self.first_retry is not None and self.recovered is not None:  # a retried attempt's failure
             first, last = self.first_retry, self.recovered
