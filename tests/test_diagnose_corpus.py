@@ -3324,3 +3324,51 @@ def test_the_hundred_and_twenty_seventh_batchs_wording_families():
         "{'train_runtime': 21142.8256, 'train_samples_per_second': 0.005, 'train_steps_per_second': 0.005}"
     )
     assert verdict([nfs, ended]).findings == []
+
+
+def test_the_hundred_and_twenty_eighth_batchs_wording_families():
+    """The misses of the hundred-and-twenty-eighth batch, fixed by family: host memory in Ray's and
+    Dask's words, GPU memory in the BFC allocator's and CuPy's, GPUs a program asked for but does not
+    have (XGBoost, Keras, TensorFlow's placer), gRPC's bind failure, DeepXDE's NaN rows, Azure ML's
+    empty data path and Hugging Face's zero steps in an epoch."""
+    _assert_named({
+        "(pid=737) ray._private.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node "
+        "ip-172-31-7-2 is used (7.12 / 7.49 GB). The top 10 memory consumers are:": "host_oom_killed",
+        "distributed.nanny - INFO - Worker process 9018 was killed by signal 9": "host_oom_killed",
+        "2025-09-29 17:12:11.556856: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator "
+        "(GPU_0_bfc) ran out of memory trying to allocate 1.86GiB (rounded to 1999872000)requested by op ": "cuda_oom",
+        "Exception in main training loop: out of memory to allocate 205520896 bytes (total 16068929536 bytes)": "cuda_oom",
+        "  Check failed: n_uniques == world (1 vs. 4) : Multiple processes within communication group running on "
+        "same CUDA device is not supported": "gpu_assignment_invalid",
+        "ValueError: To call `multi_gpu_model` with `gpus=8`, we expect the following devices to be available: "
+        "['/cpu:0', '/gpu:0', '/gpu:1']. However this machine only has: ['/cpu:0', '/gpu:0']. Try reducing "
+        "`gpus`.": "gpu_assignment_invalid",
+        "tensorflow.python.framework.errors_impl.InvalidArgumentError: Cannot assign a device for operation "
+        "'dummy_queue_1_Close_1': Operation was explicitly assigned to /job:ps/task:0/device:GPU:1 but "
+        "available devices are [ /job:ps/replica:0/task:0/device:CPU:0 ]": "gpu_assignment_invalid",
+        'E0512 14:47:28.171308000 server_chttp2.c:159] {"description":"OS Error","errno":48,'
+        '"os_error":"Address already in use","syscall":"bind"}]}],"target_address":"ipv6:[::]:12223"}': "master_port_in_use",
+        "2000      [nan]         [nan]         [nan]": "nan_loss",
+        "\tMessage: Cannot load any data from the specified path. Make sure the path is accessible and "
+        "contains data.": "dataset_path_missing",
+    })  # fmt: skip
+    # the allocator's retry warning says it is no failure; an op with no GPU kernel is no missing GPU
+    _assert_benign([
+        "2020-05-13 05:27:54.654933: W tensorflow/core/common_runtime/bfc_allocator.cc:237] Allocator "
+        "(GPU_0_bfc) ran out of memory trying to allocate 2.52GiB with freed_by_count=0. The caller indicates "
+        "that this is not a failure, but may mean that there could be performance gains if more memory were "
+        "available.",
+        "2000      [1.23e-02]    [2.10e-02]    [1.00e+00]",
+    ])  # fmt: skip
+    kernel = (
+        "InvalidArgumentError: Cannot assign a device for operation 'x': Could not satisfy explicit device "
+        "specification '/device:GPU:0' because no supported kernel for GPU devices is available."
+    )
+    assert verdict([kernel]).primary is None
+    # Hugging Face's Trainer dividing by the steps it counted in an epoch
+    zero = [
+        "self.state.epoch = epoch + (step + 1 + steps_skipped) / steps_in_epoch",
+        "ZeroDivisionError: division by zero",
+    ]
+    assert verdict(zero).primary == "dataset_too_small"
+    assert verdict(zero[:1]).findings == []

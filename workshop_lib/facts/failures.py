@@ -754,7 +754,10 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     ),
     (
         "dataset_too_small",
-        _SOURCE_LINE + r".*(?://|%)\s*(?:self\.)?(?:steps|iters|iterations|batches)_per_epoch\b",
+        # (Hugging Face's Trainer: "self.state.epoch = epoch + (step + 1 + steps_skipped) / steps_in_epoch")
+        # (gated on "_epoch": a gate "iterations..." would join the one every iteration line holds)
+        _SOURCE_LINE
+        + r".*(?://?|%)\s*(?:self\.)?(?:(?:steps|iters|iterations|batches)_per|steps_in)_epoch\b",
         r"\bZeroDivisionError\b",
     ),
 )
@@ -1180,6 +1183,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ps-lite's ZeroMQ van (BytePS, MXNet's parameter server) binding the scheduler's
             # rendezvous port, DMLC_PS_ROOT_PORT: the same role as the master port
             r"\bReached max retry for bind: Address already in use\b",
+            # gRPC's server (TensorFlow's tf.train.Server of a ps/worker cluster) failing to bind its
+            # cluster port: its error JSON ("os_error":"Address already in use","syscall":"bind")
+            r'"os_error":"Address already in use","syscall":"bind"',
         ),
         "The master port (--master-port / MASTER_PORT) is already taken on the master node: another "
         "run (an earlier `workshop train` still running, a second job on the same node) listens on it.",
@@ -1211,11 +1217,12 @@ FAILURES: tuple[FailureSignature, ...] = (
         "cuda_oom",
         (
             r"CUDA out of memory",
-            # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError; Ray's own exception of that name
-            # is its memory monitor killing a task for *host* memory (host_oom_killed)
+            # torch.OutOfMemoryError / torch.cuda.OutOfMemoryError; Ray's own exceptions of that name
+            # (ray.exceptions.OutOfMemoryError, older Ray's RayOutOfMemoryError) are its memory monitor
+            # killing a task for *host* memory (host_oom_killed)
             # (not Triton's "OutOfMemoryError: out of resource: <kernel> Required: N Hardware limit: M",
             # a kernel config asking for more shared memory than an SM has: no GPU memory ran out)
-            r"(?<!ray\.exceptions\.)OutOfMemoryError(?!: out of resource: )",
+            r"(?<!ray\.exceptions\.)(?<!Ray)OutOfMemoryError(?!: out of resource: )",
             r"CUDA (?:driver )?[Ee]rror: out of memory",  # the driver API's, from a kernel launcher too
             r"CUBLAS_STATUS_ALLOC_FAILED",
             # NCCL's own device allocation failing (cudaMallocAsync of its buffers): the GPU is full,
@@ -1274,6 +1281,13 @@ FAILURES: tuple[FailureSignature, ...] = (
             # icefall's (k2's) check of its largest batches before training ("Your GPU ran out of memory
             # with the current max_duration setting. We recommend decreasing max_duration ...")
             r"\bYour GPU ran out of memory with the current \w+ setting\b",
+            # TensorFlow's and XLA's BFC allocator failing an allocation (it then dumps its "Current
+            # allocation summary"); not its retry warning, which says "with freed_by_count=0. The caller
+            # indicates that this is not a failure"
+            r"\bAllocator \(GPU_\d+_bfc\) ran out of memory trying to allocate \S+ \(rounded to \d+\)",
+            # CuPy's memory pool (Chainer, CuPy code): "out of memory to allocate 205520896 bytes (total
+            # 16068929536 bytes)", in Chainer's "Exception in main training loop: ..." too
+            r"\bout of memory to allocate \d+ bytes \(total \d+ bytes\)",
             # torch 0.x's THC check of a CUDA call (error 2 is cudaErrorMemoryAllocation), and fairseq's
             # trainer catching the OOM and dropping the batch, in its 2018 wording ("ran out of memory
             # on GPU #2, skipping batch") and its later ones: the run goes on, a batch lighter each time
@@ -1341,6 +1355,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Python's subprocess reporting the child it ran SIGKILLed (accelerate launch, a
             # wrapper script): "Command '[...]' died with <Signals.SIGKILL: 9>."
             r"died with <Signals\.SIGKILL: 9>",
+            # Dask's nanny reporting its worker SIGKILLed (XGBoost or RAPIDS on Dask: "Worker process
+            # 9018 was killed by signal 9"), and older Ray's memory monitor ("RayOutOfMemoryError: More
+            # than 95% of the memory on node ip-172-31-7-2 is used (7.12 / 7.49 GB)")
+            r"\bWorker process \d+ was killed by signal 9\b",
+            r"\bRayOutOfMemoryError: More than \d+% of the memory on node\b",
             # Open MPI's mpirun reporting a rank SIGKILLed ("mpirun noticed that process rank 1 with PID
             # 39 on node worker-1 exited on signal 9 (Killed)"): in a pod, its memory limit
             r"\bexited on signal 9 \(Killed\)",
@@ -1640,6 +1659,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"No such file or directory: '[^']*\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'",
             # Hugging Face datasets resolving data_files that match nothing
             r"FileNotFoundError: Unable to find '",
+            # Azure ML's dataset reader given a path with nothing in it ("Cannot load any data from the
+            # specified path. Make sure the path is accessible and contains data.")
+            r"\bCannot load any data from the specified path\. Make sure the path is accessible\b",
             # a medical image volume (NIfTI, MetaImage, NRRD, DICOM) that a loader cannot open: such
             # files are the training data of the imaging stacks (nibabel's "FileNotFoundError: No such
             # file or no access: '.../BraTS20_Training_085_flair.nii'" under MONAI's LoadImage)
@@ -1869,6 +1891,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # Coqui's Trainer, one total loss per optimizer ("| > loss_0: nan  (nan)", VITS and GANs)
             # (gated on its "| > " prefix: "loss" alone is in every healthy iteration line)
             r"\| > loss_\d:? +(?:nan|NaN)\b",
+            # DeepXDE's table ("Step  Train loss  Test loss  Test metric", then "2000  [nan]  [nan]
+            # [nan]"): a step whose training losses, a bracketed list, hold a NaN
+            r"^\s*\d+\s+\[(?:[-+\d.e]+, )*nan\b[^\]]*\]\s+\[",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
             r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN)\b",
@@ -1972,6 +1997,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # hard-coded in the script, LOCAL_RANK not used, or two pods on one node that each see
             # every GPU because neither asked for nvidia.com/gpu)
             r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
+            # ... XGBoost's NCCL communicator finding the same ("Check failed: n_uniques == world (1 vs. 4)
+            # : Multiple processes within communication group running on same CUDA device is not
+            # supported": Dask workers all given GPU 0), often wrapped before "same"
+            r"\bMultiple processes within communication group running on\s+same CUDA device\b",
             # CUDA's cudaErrorInvalidDevice raised by torch: a rank asked for a GPU past the last one
             # it sees (torch.cuda.set_device(local_rank) with more processes than GPUs). Not NCCL's
             # own "Cuda failure 'invalid device ordinal'", which a driver too old for the NCCL build
@@ -2004,8 +2033,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # sees (a Ray Tune trial given one GPU)
             r"\bMisconfigurationException: You requested (?:GPUs?|gpus?|devices?): \[[\d, ]*\]",
             # ... older Lightning's form of it, the message on its own lines after the exception's name
-            # ("            But your machine only has: []", a machine where CUDA sees no GPU)
-            r"^\s*But your machine only has: \[[\d, ]*\]",
+            # ("            But your machine only has: []", a machine where CUDA sees no GPU), and Keras's
+            # multi_gpu_model ("To call `multi_gpu_model` with `gpus=8`, we expect the following devices
+            # to be available: [...]. However this machine only has: ['/cpu:0', '/gpu:0']")
+            r"\b(?:But your|However this) machine only has: \[",
             # a script's own check of the GPUs it was given ("ValueError: require 2 GPUs, but only 1 GPUs
             # available", "RuntimeError: Requested 8 GPUs, but only 4 are visible."), raised: the same
             # words in a warning go on with fewer GPUs
@@ -2018,6 +2049,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # listed an invalid GPU id '6' but visible device count is 1"; "Device id" since TF 2): Horovod
             # pinning each rank to its local rank while CUDA_VISIBLE_DEVICES already left it one GPU
             r"'visible_device_list' listed an invalid (?:GPU|Device) id",
+            # TensorFlow 1.x's placer: an op pinned to a GPU its task does not have ("Cannot assign a
+            # device for operation 'x': Operation was explicitly assigned to /job:ps/task:0/device:GPU:1
+            # but available devices are [...]", a parameter server on a node without GPUs); not its
+            # "no supported kernel for GPU devices", an op that has no GPU kernel
+            r"\bOperation was explicitly assigned to \S*GPU:\d+ but available devices are\b",
+            r"Could not satisfy explicit device specification '\S*GPU:\d+' because no devices matching",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
