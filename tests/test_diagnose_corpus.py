@@ -3335,6 +3335,10 @@ def test_the_hundred_and_twenty_eighth_batchs_wording_families():
         "(pid=737) ray._private.memory_monitor.RayOutOfMemoryError: More than 95% of the memory on node "
         "ip-172-31-7-2 is used (7.12 / 7.49 GB). The top 10 memory consumers are:": "host_oom_killed",
         "distributed.nanny - INFO - Worker process 9018 was killed by signal 9": "host_oom_killed",
+        # Dask's memory manager, in the wordings of its source since 2018
+        "distributed.nanny - WARNING - Worker exceeded 95% memory budget.  Restarting": "host_oom_killed",
+        "distributed.nanny.memory - WARNING - Worker tcp://10.0.0.5:40123 (pid=812) exceeded 95% memory "
+        "budget. Restarting...": "host_oom_killed",
         "2025-09-29 17:12:11.556856: W external/xla/xla/tsl/framework/bfc_allocator.cc:501] Allocator "
         "(GPU_0_bfc) ran out of memory trying to allocate 1.86GiB (rounded to 1999872000)requested by op ": "cuda_oom",
         "Exception in main training loop: out of memory to allocate 205520896 bytes (total 16068929536 bytes)": "cuda_oom",
@@ -3354,6 +3358,7 @@ def test_the_hundred_and_twenty_eighth_batchs_wording_families():
     })  # fmt: skip
     # the allocator's retry warning says it is no failure; an op with no GPU kernel is no missing GPU
     _assert_benign([
+        "distributed.worker - WARNING - Worker is at 80% memory usage. Pausing worker.  Process memory: 3.2 GiB",
         "2020-05-13 05:27:54.654933: W tensorflow/core/common_runtime/bfc_allocator.cc:237] Allocator "
         "(GPU_0_bfc) ran out of memory trying to allocate 2.52GiB with freed_by_count=0. The caller indicates "
         "that this is not a failure, but may mean that there could be performance gains if more memory were "

@@ -1359,6 +1359,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # 9018 was killed by signal 9"), and older Ray's memory monitor ("RayOutOfMemoryError: More
             # than 95% of the memory on node ip-172-31-7-2 is used (7.12 / 7.49 GB)")
             r"\bWorker process \d+ was killed by signal 9\b",
+            # ... and its memory manager terminating a worker past its budget itself ("Worker exceeded
+            # 95% memory budget.  Restarting" in 2018, "Worker tcp://10.0.0.5:40123 (pid=812) exceeded
+            # 95% memory budget. Restarting..." since 2022, in distributed's worker_memory.py)
+            r"\bWorker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget\.\s+Restarting",
             r"\bRayOutOfMemoryError: More than \d+% of the memory on node\b",
             # Open MPI's mpirun reporting a rank SIGKILLed ("mpirun noticed that process rank 1 with PID
             # 39 on node worker-1 exited on signal 9 (Killed)"): in a pod, its memory limit
