@@ -2056,9 +2056,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # TensorFlow 1.x's placer: an op pinned to a GPU its task does not have ("Cannot assign a
             # device for operation 'x': Operation was explicitly assigned to /job:ps/task:0/device:GPU:1
             # but available devices are [...]", a parameter server on a node without GPUs); not its
-            # "no supported kernel for GPU devices", an op that has no GPU kernel
+            # "Could not satisfy explicit device specification ... no supported kernel for GPU devices",
+            # an op that has no GPU kernel
             r"\bOperation was explicitly assigned to \S*GPU:\d+ but available devices are\b",
-            r"Could not satisfy explicit device specification '\S*GPU:\d+' because no devices matching",
             # no GPU at all in the process: torch's lazy init with CUDA_VISIBLE_DEVICES empty or a
             # pod without its nvidia.com/gpu limit (benchmarks/gpu_faults.py), and CUDA's own
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
