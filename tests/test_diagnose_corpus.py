@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workshop_lib.facts.failures import FAILURES_BY_LABEL
+from workshop_lib.facts.failures import FAILURES_BY_LABEL, NONFINITE_STEP_REPORTS
 from workshop_lib.monitor.diagnose import _ANSI, MAX_LINE_CHARS, _Scan, verdict
 
 CORPUS = Path(__file__).parent / "fixtures" / "diagnose_corpus"
@@ -3377,3 +3377,21 @@ def test_the_hundred_and_twenty_eighth_batchs_wording_families():
     ]
     assert verdict(zero).primary == "dataset_too_small"
     assert verdict(zero[:1]).findings == []
+
+
+def test_the_hundred_and_twenty_ninth_batchs_wording_families():
+    """The misses of the hundred-and-twenty-ninth batch, fixed by family: the CUDA samples' GPUassert
+    idiom out of memory (Marian), and a trainer that throws away steps whose gradient norm or loss is
+    NaN, named only once it keeps doing so (ESPnet's two trainers)."""
+    _assert_named({"GPUassert: out of memory marian-dev/src/tensors/device_gpu.cu 32": "cuda_oom"})
+    espnet2 = "[host:0/8] 2022-02-21 11:42:05,031 (trainer:617) WARNING: The grad norm is nan. Skipping updating the model."
+    espnet1 = "2018-05-23 13:05:04,260 (e2e_asr_attctc:88) WARNING: loss (=nan) is not correct"
+    chainer = "2018-05-23 13:05:13,682 (asr_chainer:132) WARNING: grad norm is nan. Do not update model."
+    # one or two bad utterances are routine in CTC training; the third skipped step names the run
+    assert verdict([espnet2, espnet2]).findings == []
+    v = verdict([espnet2] * NONFINITE_STEP_REPORTS)
+    assert v.primary == "nan_loss" and v.findings[0].count == NONFINITE_STEP_REPORTS
+    assert verdict([espnet1, chainer, espnet1]).primary == "nan_loss"
+    # an infinite norm is the AMP grad scaler's own overflow probing, as fp16 skips are
+    inf = espnet2.replace("is nan.", "is inf.")
+    assert verdict([inf] * 10).findings == []

@@ -59,6 +59,16 @@ SKIP_GRACE_ITERATIONS = 100
 SKIP_LATE_REPORTS = 2
 SKIP_LATE_SHARE = 0.01
 
+# Trainers that check each step themselves and throw away an update whose gradient norm or loss is not
+# finite, saying so in a warning: ESPnet2's "The grad norm is nan. Skipping updating the model.",
+# ESPnet1's "grad norm is nan. Do not update model." and its "loss (=nan) is not correct" (which also
+# refuses a CTC loss past its 10,000 threshold). One such step is routine in CTC training (an
+# utterance shorter than its transcript gives an infinite loss), so a log is named nan_loss only when
+# it holds NONFINITE_STEP_REPORTS of them. "is inf" is left out: with AMP the grad scaler's own
+# overflow probing gives an infinite norm now and then, as fp16 skips do (SKIP_GRACE_ITERATIONS).
+NONFINITE_STEP_PATTERN = r"\b[Gg]rad norm is (?:tensor\()?nan\b|\bloss \(=[^)]*\) is not correct\b"
+NONFINITE_STEP_REPORTS = 3
+
 # GPU utilisation below this (percent SM activity) is flagged by ``workshop monitor gpu``.
 LOW_GPU_UTIL_PERCENT = 50.0
 
@@ -1295,6 +1305,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # ... and torch 0.4-1.x raising it ("RuntimeError: cuda runtime error (2) : out of memory
             # at .../THCCachingAllocator.cpp:510"), beside gpu_assignment_invalid's "(10)" twin
             r"\bcuda runtime error \(2\) : out of memory\b",
+            # ... and the error-check idiom of CUDA code samples that C++ trainers copy (Marian's 2017
+            # gpuAssert: "GPUassert: out of memory marian-dev/src/tensors/device_gpu.cu 32"), with
+            # cudaGetErrorString's words for error 2
+            r"\bGPUassert: out of memory\b",
             # ... and Caffe's glog CHECK of the allocation ("Check failed: error == cudaSuccess (2 vs. 0)
             # out of memory"), as gpu_assignment_invalid reads its "(10 vs. 0)"
             r"(?<=\(2 vs\. 0\)  )out of memory",

@@ -182,6 +182,7 @@ _SHARED = _alt(F.SHARED_RANK_PATTERNS)
 _NOT_ERROR_LIKE = _alt(F.NOT_ERROR_LIKE_PATTERNS)
 _OVERFLOW = re.compile(F.LOSS_SCALE_REDUCED_PATTERN)
 _FAIRSEQ_SCALE = re.compile(F.FAIRSEQ_LOSS_SCALE_PATTERN)
+_NONFINITE_STEP = re.compile(F.NONFINITE_STEP_PATTERN)
 _HANDLED_TRACEBACK = re.compile(F.HANDLED_TRACEBACK_PATTERN)
 _EXPLAINED_BY = {label: re.compile(p) for label, p in F.EXPLAINED_BY.items()}
 _EARLIER = re.compile(F.EARLIER_EXCEPTION_PATTERN)
@@ -332,6 +333,7 @@ _gate(
     ("misc", 0),
 )
 _gate(F.STALL_REPORT_PATTERNS, ("stall", 0))
+_gate((F.NONFINITE_STEP_PATTERN,), ("nonfinite", 0))
 _gate((*F.RETRY_REPORT_PATTERNS, *F.RETRY_RECOVERED_PATTERNS, *F.RETRY_REPORT_AFTER_PATTERNS), ("retry", 0))
 for _i, (_, _retraction) in enumerate(F.RETRACTED_WARNINGS):
     _gate((_retraction,), ("retract", _i))
@@ -507,6 +509,9 @@ class _Scan:
         self.late_skip_lines: list[tuple[int, str]] = []
         self.late_skip_reports = 0
         self.late_skipped = 0
+        # steps a trainer threw away itself for a NaN gradient norm or loss (F.NONFINITE_STEP_PATTERN)
+        self.nonfinite_lines: list[tuple[int, str]] = []
+        self.nonfinite_steps = 0
         self.last_step_line = 0  # its line number, timestamped or not
         # timestamps of iteration lines (line number, seconds, iteration) for the hang check
         self.iter_times: list[tuple[int, float, int]] = []
@@ -593,6 +598,10 @@ class _Scan:
             if any(lit in line for lit in _HANDLED_LITERALS) and _HANDLED_TRACEBACK.search(line):
                 self._handled_starts(_rank_of(line), number).append(number)
                 return
+        if (everything or ("nonfinite", 0) in targets) and _NONFINITE_STEP.search(line):
+            self.nonfinite_steps += 1
+            if len(self.nonfinite_lines) < F.EVIDENCE_LINES:
+                self.nonfinite_lines.append((number, line))
         if (everything or ("stall", 0) in targets) and _STALL.search(line):
             self._stall(line, number)
         if everything or ("retry", 0) in targets:
@@ -809,6 +818,14 @@ class _Scan:
         for number, line in self.late_skip_lines:
             self._add("skipped_iterations", number, line)
         self.found["skipped_iterations"].count = self.late_skip_reports
+
+    def _nonfinite(self) -> None:
+        """Steps the trainer threw away for a NaN, more of them than a CTC run's odd bad utterance."""
+        if self.nonfinite_steps < F.NONFINITE_STEP_REPORTS:
+            return
+        for number, line in self.nonfinite_lines:
+            self._add("nan_loss", number, line)
+        self.found["nan_loss"].count += self.nonfinite_steps - len(self.nonfinite_lines)  # the rest
 
     def _lock(self, line: str, number: int) -> None:
         m = _LOCK_WAIT.search(line)
@@ -1045,6 +1062,7 @@ class _Scan:
                 self._add(_WEAK[i][0], number, line)
         self._validation_only_nan()
         self._skipping()
+        self._nonfinite()
         self._silent_kill()
         if not self._found_error() and not self.unrecognised:
             self._stack_dump()
