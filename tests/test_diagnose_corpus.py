@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from workshop_lib.facts.failures import FAILURES_BY_LABEL, NONFINITE_STEP_REPORTS
+from workshop_lib.facts.failures import FAILURES_BY_LABEL, NONFINITE_STEP_REPORTS, SKIP_STUCK_REPORTS
 from workshop_lib.monitor.diagnose import _ANSI, MAX_LINE_CHARS, _Scan, verdict
 
 CORPUS = Path(__file__).parent / "fixtures" / "diagnose_corpus"
@@ -3395,3 +3395,39 @@ def test_the_hundred_and_twenty_ninth_batchs_wording_families():
     # an infinite norm is the AMP grad scaler's own overflow probing, as fp16 skips are
     inf = espnet2.replace("is nan.", "is inf.")
     assert verdict([inf] * 10).findings == []
+
+
+def test_the_hundred_and_thirtieth_batchs_wording_families():
+    """The misses of the hundred-and-thirtieth batch, fixed by family: torch_memory_saver's check of a
+    driver call out of memory (slime), fairseq's epoch record with its loss quoted as "nan", and a
+    Megatron run skipping step after step at a loss scale that never comes down (a fixed scale)."""
+    _assert_named({
+        "[torch_memory_saver.cpp] CUresult error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create "
+        "line=187": "cuda_oom",
+        '2020-10-01 10:25:50 | INFO | train | {"epoch": 73, "train_loss": "nan", "train_ntokens": "15558.8", '
+        '"train_nll_loss": "nan", "train_gnorm": "nan"}': "nan_loss",
+    })  # fmt: skip
+    # the same check failing otherwise is a failure the verdict lists; a finite quoted loss is none
+    _assert_unknown(
+        ["[torch_memory_saver.cpp] CUresult error: 1 (invalid argument) file=csrc/core.cpp func=free line=66"]
+    )
+    _assert_benign(
+        ['2020-10-01 10:25:50 | INFO | train | {"epoch": 73, "train_loss": "4.312", "train_gnorm": "0.871"}']
+    )
+
+    def line(i: int, scale: float, skipped: int = 1) -> str:
+        loss = "" if skipped else "lm loss: 2.315E+00 | "  # Megatron prints no loss for a skipped step
+        return (f" iteration {i:>8}/ 2753818 | consumed samples: {8 * i:>12} | elapsed time per iteration (ms): "
+                f"1152.3 | learning rate: 1.000E-07 | global batch size:     8 | {loss}loss scale: {scale:.1f} | "
+                f"number of skipped iterations: {skipped:>3} | number of nan iterations:   0 |")  # fmt: skip
+
+    stuck = [line(i, 16384.0) for i in range(1, SKIP_STUCK_REPORTS + 1)]
+    v = verdict(stuck)
+    assert v.primary == "skipped_iterations" and v.findings[0].count == SKIP_STUCK_REPORTS
+    assert verdict(stuck[:-1]).findings == []  # the scaler's hysteresis: two overflows at one scale
+    # a dynamic scaler's warm-up halves the scale on each overflow; a step that went through resets the run
+    assert verdict([line(i, 2.0**32 / 2**i) for i in range(1, 8)]).findings == []
+    assert verdict([*stuck[:2], line(3, 16384.0, 0), line(4, 16384.0), line(5, 16384.0)]).findings == []
+    # skipping at a collapsed scale is the loss scale's floor, named nan_loss, not a fixed scale
+    floor = [line(1, 65536.0, 0)] + [line(i, 1.0) for i in range(2, 6)]
+    assert verdict(floor).primary == "nan_loss"

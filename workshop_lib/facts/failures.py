@@ -58,6 +58,13 @@ SKIP_GRACE_ITERATIONS = 100
 # least SKIP_LATE_SHARE of the steps the log covers after the warm-up.
 SKIP_LATE_REPORTS = 2
 SKIP_LATE_SHARE = 0.01
+# Within the warm-up too, a dynamic scaler cannot skip step after step at one scale: Megatron's and
+# DeepSpeed's halve it on every overflow once their hysteresis (2 overflows by default) is spent, and
+# the tracker is only reset when the scale grows. So SKIP_STUCK_REPORTS iteration lines in a row that
+# each report skipped steps at the same scale (one of LOSS_SCALE_COLLAPSE or more; below it the
+# scale has collapsed, which is nan_loss) mean a fixed --loss-scale that every step overflows: no
+# update is ever applied, from the first iteration on.
+SKIP_STUCK_REPORTS = 3
 
 # Trainers that check each step themselves and throw away an update whose gradient norm or loss is not
 # finite, saying so in a warning: ESPnet2's "The grad norm is nan. Skipping updating the model.",
@@ -368,6 +375,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bUnable to register MR\b|\bfi_mr_reg\w* failed",  # libfabric cannot register (GPU) memory
     # NVSHMEM's check of a call ("team_internal.cpp:786: non-zero status: 7 Mapping ... failed")
     r"\.(?:cpp|cu|c):\d+: non-zero status: \d+",
+    # a CUDA driver API call's check that exits the process (torch_memory_saver: "CUresult error: 1
+    # (invalid argument) file=csrc/core.cpp func=free")
+    r"\bCUresult error:\s\d+ \(",  # (\s keeps "CUresult error:" its gate; "error: " is in every error line)
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
@@ -1309,6 +1319,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # gpuAssert: "GPUassert: out of memory marian-dev/src/tensors/device_gpu.cu 32"), with
             # cudaGetErrorString's words for error 2
             r"\bGPUassert: out of memory\b",
+            # ... and the driver API's check in torch_memory_saver (slime's and verl's offloading of
+            # weights and KV cache between training and rollout): "[torch_memory_saver.cpp] CUresult
+            # error: 2 (out of memory) file=csrc/utils.h func=cu_mem_create", 2 being
+            # CUDA_ERROR_OUT_OF_MEMORY in cuGetErrorString's words
+            r"\bCUresult error:\s2 \(out of memory\)",  # (\s: its gate is then "out of memory", not "error: ")
             # ... and Caffe's glog CHECK of the allocation ("Check failed: error == cudaSuccess (2 vs. 0)
             # out of memory"), as gpu_assignment_invalid reads its "(10 vs. 0)"
             r"(?<=\(2 vs\. 0\)  )out of memory",
@@ -1914,7 +1929,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"^\s*\d+\s+\[(?:[-+\d.e]+, )*nan\b[^\]]*\]\s+\[",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
-            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN)\b",
+            # ... and a JSON record's quoted value (fairseq's epoch stats: '"train_loss": "nan"')
+            r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*\"?[-+]?(?:nan|NaN|NAN)\b",
             # ... inf as well, but not a best-so-far sentinel a trainer prints in its start-up
             # configuration ("'best_train_loss': inf", "best_valid_loss=inf", "min_loss: inf")
             r"(?:\b|(?<!best)(?<!best_train)(?<!best_valid)(?<!best_val)(?<!best_eval)(?<!best_dev)(?<!min)_)"

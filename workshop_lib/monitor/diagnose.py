@@ -17,7 +17,8 @@ single streaming pass (a multi-gigabyte log is never held in memory):
   collapses; skipped iterations within the first
   :data:`~workshop_lib.facts.failures.SKIP_GRACE_ITERATIONS` are fp16 warm-up, later ones warn
   when they keep coming (several reports, a share of the steps), not for the scaler's occasional
-  probe of a larger scale;
+  probe of a larger scale; skips report after report at one scale warn from the start (a fixed
+  scale that every step overflows, :data:`~workshop_lib.facts.failures.SKIP_STUCK_REPORTS`);
 * a run that stops logging is a ``training_hang`` when the log has timestamps: no iteration for
   far longer than the usual interval while the log (or the clock, ``now``) moved on.
 
@@ -509,6 +510,11 @@ class _Scan:
         self.late_skip_lines: list[tuple[int, str]] = []
         self.late_skip_reports = 0
         self.late_skipped = 0
+        # iteration lines in a row that skipped steps at one loss scale (F.SKIP_STUCK_REPORTS), and
+        # the first such run long enough to name
+        self.stuck_scale: float | None = None
+        self.stuck_run: list[tuple[int, str]] = []
+        self.stuck_lines: list[tuple[int, str]] = []
         # steps a trainer threw away itself for a NaN gradient norm or loss (F.NONFINITE_STEP_PATTERN)
         self.nonfinite_lines: list[tuple[int, str]] = []
         self.nonfinite_steps = 0
@@ -800,6 +806,18 @@ class _Scan:
             self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
             self._late_skip(number, line, skipped)
+        self._stuck_scale(number, line, scale if skipped > 0 else None)
+
+    def _stuck_scale(self, number: int, line: str, scale: float | None) -> None:
+        """Steps skipped report after report at one loss scale: no dynamic scaler's warm-up does that."""
+        if not (isinstance(scale, float) and F.LOSS_SCALE_COLLAPSE <= scale < math.inf):
+            self.stuck_scale, self.stuck_run = None, []
+            return
+        if scale != self.stuck_scale:
+            self.stuck_scale, self.stuck_run = scale, []
+        self.stuck_run.append((number, line))
+        if len(self.stuck_run) == F.SKIP_STUCK_REPORTS and not self.stuck_lines:
+            self.stuck_lines = list(self.stuck_run)
 
     def _late_skip(self, number: int, line: str, steps: int) -> None:
         self.late_skip_reports += 1
@@ -808,16 +826,20 @@ class _Scan:
             self.late_skip_lines.append((number, line))
 
     def _skipping(self) -> None:
-        """Steps skipped after the warm-up, in several reports and more than the scaler's own probing."""
-        if self.late_skip_reports < F.SKIP_LATE_REPORTS:
-            return
+        """Steps skipped after the warm-up, in several reports and more than the scaler's own probing,
+        or report after report at a scale that never comes down (a fixed --loss-scale)."""
         start = max(self.first_iteration or 0, F.SKIP_GRACE_ITERATIONS)
         steps = max(self.last_iteration - start, 1)
-        if self.late_skipped < F.SKIP_LATE_SHARE * steps:
-            return
-        for number, line in self.late_skip_lines:
+        late = (
+            self.late_skip_reports >= F.SKIP_LATE_REPORTS and self.late_skipped >= F.SKIP_LATE_SHARE * steps
+        )
+        # the late skips, where there are enough, are the evidence: a skip within the warm-up that
+        # began a stuck run looks like the scaler's normal probing to a reader
+        lines = self.late_skip_lines if late else self.stuck_lines
+        for number, line in lines:
             self._add("skipped_iterations", number, line)
-        self.found["skipped_iterations"].count = self.late_skip_reports
+        if lines:
+            self.found["skipped_iterations"].count = self.late_skip_reports if late else len(lines)
 
     def _nonfinite(self) -> None:
         """Steps the trainer threw away for a NaN, more of them than a CTC run's odd bad utterance."""
