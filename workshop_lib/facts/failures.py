@@ -1976,11 +1976,13 @@ FAILURES: tuple[FailureSignature, ...] = (
     ),
     FailureSignature(
         "skipped_iterations",
-        (),  # derived from iteration lines after SKIP_GRACE_ITERATIONS
-        "Iterations are still being skipped long after the start: with fp16 the loss scale keeps "
-        "hitting overflow (gradients Inf/NaN), so optimizer steps are thrown away.",
-        "Switch to --bf16, lower --lr, check for bad data; with fp16 set --initial-loss-scale lower "
-        "and watch `loss scale` in the log.",
+        (),  # derived from iteration lines: SKIP_GRACE_ITERATIONS, SKIP_STUCK_REPORTS
+        "Iterations keep being skipped, long after the start or report after report at a loss scale "
+        "that never comes down (a fixed --loss-scale): with fp16 the gradients keep overflowing "
+        "(Inf/NaN), so optimizer steps are thrown away.",
+        "Switch to --bf16, lower --lr, check for bad data; with fp16 drop a fixed --loss-scale (the "
+        "dynamic scaler backs off by itself) or set --initial-loss-scale lower, and watch `loss scale` "
+        "in the log.",
         severity="warning",
         role="context",
     ),
