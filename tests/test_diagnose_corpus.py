@@ -3431,3 +3431,13 @@ def test_the_hundred_and_thirtieth_batchs_wording_families():
     # skipping at a collapsed scale is the loss scale's floor, named nan_loss, not a fixed scale
     floor = [line(1, 65536.0, 0)] + [line(i, 1.0) for i in range(2, 6)]
     assert verdict(floor).primary == "nan_loss"
+
+
+def test_the_hundred_and_thirty_first_batchs_wording_families():
+    """The miss of the hundred-and-thirty-first batch that the lines can show: aws-ofi-nccl refusing a
+    connection whose ends report different numbers of EFA rails is a failure the verdict lists."""
+    _assert_unknown([
+        "NET/OFI Unexpected number of remote rails for dev 0. Expected 3 but got 2",
+        "algo-1:412:530 [0] nccl_net_ofi_rdma.cpp:5121 NCCL WARN NET/OFI Unexpected number of remote control "
+        "rails for dev 4. Expected 1 but got 2",
+    ])  # fmt: skip

@@ -378,6 +378,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a CUDA driver API call's check that exits the process (torch_memory_saver: "CUresult error: 1
     # (invalid argument) file=csrc/core.cpp func=free")
     r"\bCUresult error:\s\d+ \(",  # (\s keeps "CUresult error:" its gate; "error: " is in every error line)
+    # aws-ofi-nccl refusing a connection whose two ends see different numbers of EFA rails ("NET/OFI
+    # Unexpected number of remote rails for dev 0. Expected 3 but got 2", then ncclInternalError):
+    # pods given fewer EFA devices than their node has can be given different ones. (\s+: the gate is
+    # then "Unexpected number", not "umber of", which every Megatron iteration line holds)
+    r"\bUnexpected number\s+of\s+remote (?:control )?rails for dev \d+",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
