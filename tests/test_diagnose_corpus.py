@@ -3425,6 +3425,8 @@ def test_the_hundred_and_thirtieth_batchs_wording_families():
     v = verdict(stuck)
     assert v.primary == "skipped_iterations" and v.findings[0].count == SKIP_STUCK_REPORTS
     assert verdict(stuck[:-1]).findings == []  # the scaler's hysteresis: two overflows at one scale
+    # a longer run keeps its first reports as the evidence, however many follow
+    assert verdict([line(i, 16384.0) for i in range(1, 50)]).findings[0].count == SKIP_STUCK_REPORTS
     # a dynamic scaler's warm-up halves the scale on each overflow; a step that went through resets the run
     assert verdict([line(i, 2.0**32 / 2**i) for i in range(1, 8)]).findings == []
     assert verdict([*stuck[:2], line(3, 16384.0, 0), line(4, 16384.0), line(5, 16384.0)]).findings == []

@@ -510,11 +510,10 @@ class _Scan:
         self.late_skip_lines: list[tuple[int, str]] = []
         self.late_skip_reports = 0
         self.late_skipped = 0
-        # iteration lines in a row that skipped steps at one loss scale (F.SKIP_STUCK_REPORTS), and
-        # the first such run long enough to name
+        # iteration lines in a row that skipped steps at one loss scale, at most F.SKIP_STUCK_REPORTS:
+        # the first run that reaches it is kept as the evidence
         self.stuck_scale: float | None = None
         self.stuck_run: list[tuple[int, str]] = []
-        self.stuck_lines: list[tuple[int, str]] = []
         # steps a trainer threw away itself for a NaN gradient norm or loss (F.NONFINITE_STEP_PATTERN)
         self.nonfinite_lines: list[tuple[int, str]] = []
         self.nonfinite_steps = 0
@@ -810,14 +809,14 @@ class _Scan:
 
     def _stuck_scale(self, number: int, line: str, scale: float | None) -> None:
         """Steps skipped report after report at one loss scale: no dynamic scaler's warm-up does that."""
+        if len(self.stuck_run) == F.SKIP_STUCK_REPORTS:
+            return  # found (the run stays bounded however long the log)
         if not (isinstance(scale, float) and F.LOSS_SCALE_COLLAPSE <= scale < math.inf):
             self.stuck_scale, self.stuck_run = None, []
             return
         if scale != self.stuck_scale:
             self.stuck_scale, self.stuck_run = scale, []
         self.stuck_run.append((number, line))
-        if len(self.stuck_run) == F.SKIP_STUCK_REPORTS and not self.stuck_lines:
-            self.stuck_lines = list(self.stuck_run)
 
     def _late_skip(self, number: int, line: str, steps: int) -> None:
         self.late_skip_reports += 1
@@ -835,11 +834,11 @@ class _Scan:
         )
         # the late skips, where there are enough, are the evidence: a skip within the warm-up that
         # began a stuck run looks like the scaler's normal probing to a reader
-        lines = self.late_skip_lines if late else self.stuck_lines
-        for number, line in lines:
-            self._add("skipped_iterations", number, line)
-        if lines:
-            self.found["skipped_iterations"].count = self.late_skip_reports if late else len(lines)
+        stuck = len(self.stuck_run) == F.SKIP_STUCK_REPORTS
+        for number, line in self.late_skip_lines if late else self.stuck_run if stuck else ():
+            self._add("skipped_iterations", number, line)  # (each adds one to the count)
+        if late:
+            self.found["skipped_iterations"].count = self.late_skip_reports
 
     def _nonfinite(self) -> None:
         """Steps the trainer threw away for a NaN, more of them than a CTC run's odd bad utterance."""
