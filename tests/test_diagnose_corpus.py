@@ -3443,3 +3443,28 @@ def test_the_hundred_and_thirty_first_batchs_wording_families():
         "algo-1:412:530 [0] nccl_net_ofi_rdma.cpp:5121 NCCL WARN NET/OFI Unexpected number of remote control "
         "rails for dev 4. Expected 1 but got 2",
     ])  # fmt: skip
+
+
+def test_the_communicator_id_wait_in_each_torch_wording():
+    """A rank that waited past the timeout for rank 0 to publish the NCCL communicator's id, in the
+    wordings torch has printed: "retreiving" (its spelling until 2.0; nccl#708, nccl#845), the store's
+    timeout as "Timeout waiting for key" (pytorch#82091) and "wait timeout after ...ms" (torch >= 2.3,
+    NeMo#14399), and "got exception" (pytorch#68597). Each is the collective timeout's symptom."""
+    head = "is setting up NCCL communicator and {} ncclUniqueId from [0] via c10d key-value store by key '0', but "
+    _assert_named({
+        "RuntimeError: [1] " + head.format("retreiving") + "store->get('0') got error: Timeout waiting for key: "
+        "default_pg/0/0 after 1800000 ms": "nccl_timeout",
+        "RuntimeError: [3] " + head.format("retreiving") + "store->get('0') got exception: Socket Timeout": "nccl_timeout",
+        "B-nemo-ft3/0 [default1]:[rank1]: torch.distributed.DistBackendError: [1] " + head.format("retrieving")
+        + "store->get('0') got error: wait timeout after 600000ms, keys: /default_pg/0//cuda//0": "nccl_timeout",
+    })  # fmt: skip
+
+
+def test_the_tpu_runtimes_buffer_allocation_failure():
+    """XLA:TPU's runtime allocator out of HBM (OpenXLA's E0100, RuntimeBufferAllocationFailure), in
+    the one-line form its docs show and the newer form that leads with the code and wraps (Levanter)."""
+    _assert_named({
+        "ValueError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate 8.00M. That "
+        "was not possible. There are 6.43M free.; (0x0x1_HBM0)": "cuda_oom",
+        "RESOURCE_EXHAUSTED: E0100: RuntimeBufferAllocationFailure:": "cuda_oom",
+    })  # fmt: skip

@@ -1105,9 +1105,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the gloo backend's collective timeout (gloo/transport/tcp/unbound_buffer.cc)
             r"Timed out waiting \d+ms for (?:recv|send) operation to complete",
             # a rank that waited past the timeout for rank 0 to publish the communicator's id (rank 0
-            # still busy, e.g. tokenizing a large dataset alone before its first collective)
-            r"retrieving ncclUniqueId from \[\d+\] via c10d key-value store by key '\d+', but "
-            r"store->get\('\d+'\) got error: (?:Socket )?Timeout",
+            # still busy, e.g. tokenizing a large dataset alone before its first collective). Torch
+            # spelled it "retreiving" until 2.0 and has worded the store's timeout three ways: "Socket
+            # Timeout", "Timeout waiting for key: default_pg/0/0 after", "wait timeout after 600000ms"
+            r"retr(?:ie|ei)ving ncclUniqueId from \[\d+\] via c10d key-value store by key '\d+', but "
+            r"store->get\('\d+'\) got (?:error|exception): (?:Socket Timeout|Timeout waiting for key\b|"
+            r"wait timeout after \d+ ?ms)",
             # the frame that throws a collective timeout, when the line that says "timeout" is cut off.
             # Not the watchdog's other frames (Watchdog::run, ncclCommWatchdog, watchdogHandler): it
             # throws every asynchronous CUDA/NCCL error through them too (an illegal memory access is
@@ -1281,6 +1284,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # That was not possible."; newer XLA: "Ran out of memory in memory space hbm")
             r"Attempting to reserve \S+ at the bottom of memory\. That was not possible\.",
             r"\bRan out of memory in memory space hbm\b",
+            # ... and XLA:TPU's runtime allocator failing a buffer at run time (OpenXLA's error E0100,
+            # RuntimeBufferAllocationFailure: "Attempting to allocate 8.00M. That was not possible.
+            # There are 6.43M free.; (0x0x1_HBM0)")
+            r"\bError allocating device buffer: Attempting to allocate \S+\. That was not possible\.",
+            r"\bE0100: RuntimeBufferAllocationFailure\b",  # newer XLA leads with the code (then wraps)
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
             # ... and PaddlePaddle 1.x's, an enforce of its GPU allocator ("paddle.fluid.core.EnforceNotMet:
