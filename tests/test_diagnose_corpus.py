@@ -3468,3 +3468,33 @@ def test_the_tpu_runtimes_buffer_allocation_failure():
         "was not possible. There are 6.43M free.; (0x0x1_HBM0)": "cuda_oom",
         "RESOURCE_EXHAUSTED: E0100: RuntimeBufferAllocationFailure:": "cuda_oom",
     })  # fmt: skip
+
+
+def test_the_rocm_runtimes_own_failure_lines():
+    """ROCm's words for what CUDA's lines already say: torch for ROCm's "HIP error: out of memory" is
+    an OOM, and the HSA runtime's abort on a GPU's bad memory access and HIP finding no kernel for the
+    GPU's architecture are the lines the verdict lists when nothing else is known."""
+    _assert_named({"torch.AcceleratorError: HIP error: out of memory": "cuda_oom"})
+    for line in (
+        "Memory access fault by GPU node-1 (Agent handle: 0x55e92f082620) on address (nil). Reason: Page not "
+        "present or supervisor privilege.",
+        '"hipErrorNoBinaryForGpu: Unable to find code object for all current devices!"',
+    ):  # fmt: skip
+        _assert_unknown([line])
+
+
+def test_the_mpi_launchers_own_failure_lines():
+    """What Open MPI, MPICH and Intel MPI print when a rank calls MPI_Abort or dies under them: the MPI
+    twins of torchrun's ChildFailedError, listed when nothing else is known (a run that had already
+    reported its own success keeps its healthy verdict: the CASIA ResNet file in the corpus)."""
+    for lines in (
+        ["MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD", "with errorcode 1."],
+        ["application called MPI_Abort(MPI_COMM_WORLD, 1) - process 0"],
+        ["=   BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES"],
+        ["Primary job  terminated normally, but 1 process returned",
+         "a non-zero exit code. Per user-direction, the job has been aborted."],
+        ["mpirun detected that one or more processes exited with non-zero status, thus causing",
+         "the job to be terminated. The first process to do so was:"],
+    ):  # fmt: skip
+        v = verdict(lines)
+        assert v.primary is None and [u["line"] for u in v.unrecognised] == lines[:1], lines

@@ -368,6 +368,13 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\b[OP]RTE has lost communication with a remote daemon\b",  # a node's daemon or its TCP link died
     r"\bgot exception in [\w ]{1,60}: ",  # torchft's manager ("got exception in pg configure: ...")
     r"\bmpirun was unable to launch the specified application\b",
+    # a rank that called MPI_Abort (Open MPI's box, MPICH's one line) and a rank that died under the
+    # launcher (Open MPI's mpirun, MPICH/Intel MPI's Hydra): the launchers' ChildFailedError
+    r"\bMPI_ABORT was invoked on rank \d+ in communicator\b",
+    r"\bapplication called MPI_Abort\(",
+    r"\bBAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\b",
+    r"\bmpirun detected that one or more processes exited with non-zero status\b",
+    r"\bPrimary job\s+terminated normally, but \d+ process(?:es)? returned\b",
     r"NVIDIA-SMI has failed because",  # "... it couldn't communicate with the NVIDIA driver"
     # Slurm's daemons at error level, in their own log files ("[2019-09-24T10:10:06.901] [321.0]
     # error: pyxis: couldn't mkdir ..."): no "srun:"/"slurmstepd:" in front there
@@ -383,6 +390,13 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # pods given fewer EFA devices than their node has can be given different ones. (\s+: the gate is
     # then "Unexpected number", not "umber of", which every Megatron iteration line holds)
     r"\bUnexpected number\s+of\s+remote (?:control )?rails for dev \d+",
+    # the ROCm runtime (HSA) aborting the process on a GPU's bad memory access ("Memory access fault
+    # by GPU node-1 (Agent handle: 0x55...) on address (nil). Reason: Page not present or supervisor
+    # privilege."; its "GPU Hang" twin is gpu_xid_error), and HIP finding no kernel built for the
+    # GPU's architecture ("hipErrorNoBinaryForGpu: Unable to find code object for all current
+    # devices!"): the ROCm twins of an illegal address and a missing arch
+    r"\bMemory access fault by GPU node-\d+\b",
+    r"\bhipError[A-Z]\w+: ",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
@@ -1274,6 +1288,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # the same on other accelerators: AMD's HIP, Intel Gaudi's device-memory module, and the
             # AWS Neuron runtime failing to reserve device memory for a model's tensors
             r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
+            r"\bHIP error:\sout of memory\b",  # torch for ROCm's "CUDA error: out of memory"
             r"\bMODULE:PT_DEVMEM Allocation failed\b",
             r"\bMODULE:(?:PT_)?SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
