@@ -3498,3 +3498,37 @@ def test_the_mpi_launchers_own_failure_lines():
     ):  # fmt: skip
         v = verdict(lines)
         assert v.primary is None and [u["line"] for u in v.unrecognised] == lines[:1], lines
+
+
+def test_the_hundred_and_thirty_second_batchs_wording_families():
+    """The misses of the hundred-and-thirty-second batch, fixed by family: XLA:GPU's executable denied
+    its temp buffer, torch on Apple's GPU out of memory, TensorFlow Datasets finding no dataset of the
+    name, DeepSpeed's Megatron loader finding fewer model-parallel files than were saved, the HF
+    Trainer refusing a streamed train set without max_steps, verl skipping NaN-norm updates on every
+    rank, and the training-operator unable to create a Volcano PodGroup."""
+    _assert_named({
+        "2024-08-15 00:19:52.347184: E external/xla/xla/pjrt/pjrt_stream_executor_client.cc:2593] Execution of "
+        "replica 0 failed: RESOURCE_EXHAUSTED: Failed to allocate request for 108.03GiB (116000729080B) on device "
+        "ordinal 5": "cuda_oom",
+        "BufferAssignment OOM Debugging.": "cuda_oom",
+        "RuntimeError: MPS backend out of memory (MPS allocated: 8.45 GiB, other allocations: 10.73 MiB, max "
+        "allowed: 9.07 GiB). Tried to allocate 768.00 MiB on private pool.": "cuda_oom",
+        "tensorflow_datasets.core.registered.DatasetNotFoundError: Dataset aloha_game not found.":
+            "dataset_path_missing",
+        "AssertionError: checkpoint count 1 is different from saved mp_world_size 2": "checkpoint_mismatch",
+        "ValueError: The train_dataset does not implement __len__, max_steps has to be specified. The number of "
+        "steps needs to be known in advance for the learning rate scheduler.": "train_flags_invalid",
+        "ValueError: The train_dataset does not implement __len__, so the number of training steps cannot be "
+        "inferred; max_steps has to be specified.": "train_flags_invalid",
+        "ValueError: args.max_steps must be set to a positive value if dataloader does not have a length, was -1":
+            "train_flags_invalid",
+    })  # fmt: skip
+    verl = "(WorkerDict pid=9092) WARN: grad_norm is not finite: nan"
+    assert verdict([verl] * 2).findings == []  # one skipped update on two ranks is no diverged run
+    assert verdict([verl] * NONFINITE_STEP_REPORTS).primary == "nan_loss"
+    assert verdict([verl.replace("nan", "inf")] * 8).findings == []
+    _assert_unknown([
+        'time="2023-06-13T03:24:07Z" level=warning msg="Sync PodGroup kubeflow/pytorch-dist-mnist-gloo: unable to '
+        'create PodGroup: unable to create PodGroup: the server could not find the requested resource (post '
+        'podgroups.scheduling.volcano.sh)"'
+    ])  # fmt: skip

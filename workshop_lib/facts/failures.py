@@ -69,11 +69,15 @@ SKIP_STUCK_REPORTS = 3
 # Trainers that check each step themselves and throw away an update whose gradient norm or loss is not
 # finite, saying so in a warning: ESPnet2's "The grad norm is nan. Skipping updating the model.",
 # ESPnet1's "grad norm is nan. Do not update model." and its "loss (=nan) is not correct" (which also
-# refuses a CTC loss past its 10,000 threshold). One such step is routine in CTC training (an
-# utterance shorter than its transcript gives an infinite loss), so a log is named nan_loss only when
-# it holds NONFINITE_STEP_REPORTS of them. "is inf" is left out: with AMP the grad scaler's own
+# refuses a CTC loss past its 10,000 threshold), verl's "WARN: grad_norm is not finite: nan". One such
+# step is routine in CTC training (an utterance shorter than its transcript gives an infinite loss),
+# so a log is named nan_loss only when it holds NONFINITE_STEP_REPORTS of them. "is inf" is left out: with AMP the grad scaler's own
 # overflow probing gives an infinite norm now and then, as fp16 skips do (SKIP_GRACE_ITERATIONS).
-NONFINITE_STEP_PATTERN = r"\b[Gg]rad norm is (?:tensor\()?nan\b|\bloss \(=[^)]*\) is not correct\b"
+NONFINITE_STEP_PATTERN = (
+    r"\b[Gg]rad norm is (?:tensor\()?nan\b|\bloss \(=[^)]*\) is not correct\b"
+    # verl's actor and critic skipping an update ("WARN: grad_norm is not finite: nan"), each rank
+    r"|\bgrad_norm is not finite: nan\b"
+)
 NONFINITE_STEP_REPORTS = 3
 
 # GPU utilisation below this (percent SM activity) is flagged by ``workshop monitor gpu``.
@@ -397,6 +401,11 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # devices!"): the ROCm twins of an illegal address and a missing arch
     r"\bMemory access fault by GPU node-\d+\b",
     r"\bhipError[A-Z]\w+: ",
+    # Kubeflow's training-operator failing to create the Volcano PodGroup of a gang-scheduled job (a
+    # warning in its own log: "Sync PodGroup kubeflow/x: unable to create PodGroup: ... the server
+    # could not find the requested resource (post podgroups.scheduling.volcano.sh)", Volcano's CRDs
+    # not installed): the job's pods are never created
+    r"\bunable to create PodGroup: ",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
@@ -1304,6 +1313,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # There are 6.43M free.; (0x0x1_HBM0)")
             r"\bError allocating device buffer: Attempting to allocate \S+\. That was not possible\.",
             r"\bE0100: RuntimeBufferAllocationFailure\b",  # newer XLA leads with the code (then wraps)
+            # ... and XLA:GPU's executable failing to get its temp buffer ("Execution of replica 0
+            # failed: RESOURCE_EXHAUSTED: Failed to allocate request for 108.03GiB (116000729080B) on
+            # device ordinal 5"), with the buffer-assignment report XLA prints only for an OOM
+            r"RESOURCE_EXHAUSTED: Failed to allocate request for \S+ \(\d+B\) on device ordinal \d+",
+            r"^BufferAssignment OOM Debugging\.",
+            # Apple's GPU under torch (MPS): "RuntimeError: MPS backend out of memory (MPS allocated:
+            # 8.45 GiB, other allocations: 10.73 MiB, max allowed: 9.07 GiB)"
+            r"\bMPS backend out of memory\b",
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
             # ... and PaddlePaddle 1.x's, an enforce of its GPU allocator ("paddle.fluid.core.EnforceNotMet:
@@ -1711,6 +1728,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"--data-path \S+: \S+\.(bin|idx) not found",  # the kit's trainer (train/data.py)
             # older Megatron (megatron/data/indexed_dataset.py) prints this and returns None
             r"Dataset does not exist: \S+",
+            # TensorFlow Datasets finding no dataset of that name under --data_dir (RLDS loaders of
+            # robot-learning trainers: "DatasetNotFoundError: Dataset aloha_game not found.")
+            r"\bDatasetNotFoundError: Dataset \S+ not found\.",
             r"Path should be a basename that both \.idx and \.bin can be appended",
             # other trainers' loaders naming the data file they cannot find (LLaMA-Factory, others);
             # the exception's name keeps the gate off healthy runs' many "... not found" warnings
@@ -1829,6 +1849,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"the flags describe another model than the checkpoint",
             # Meta's llama loader (a checkpoint saved for another model-parallel size)
             r"Loading a checkpoint for MP=\d+ but world size is \d+",
+            # DeepSpeed's Megatron checkpoint loader (state_dict_factory.py) finding fewer or more
+            # model-parallel files than the checkpoint was saved with ("AssertionError: checkpoint
+            # count 1 is different from saved mp_world_size 2"): a partial copy, or another TP layout
+            r"\bcheckpoint count \d+ is different from saved mp_world_size \d+",
             # Megatron-LM's check_checkpoint_args on a legacy checkpoint (padded_vocab_size, num_layers,
             # hidden_size, tensor/pipeline sizes...)
             r"(?<=\w) value from checkpoint \(.*\) is not equal to the input argument value",
@@ -2388,6 +2412,14 @@ FAILURES: tuple[FailureSignature, ...] = (
             # transformers' HfArgumentParser given flags no dataclass declares (a misspelt or made-up
             # --flag in the launch command)
             r"Some specified arguments are not used by the HfArgumentParser: ",
+            # ... and its Trainer given a streamed (IterableDataset) train set without --max_steps: with
+            # no length, the number of steps, and so the LR schedule, must come from the flag
+            # (transformers 4: "The train_dataset does not implement __len__, max_steps has to be
+            # specified."; 5 adds "so the number of training steps cannot be inferred;"; the inner loop
+            # says "args.max_steps must be set to a positive value if dataloader does not have a length")
+            r"\bdoes not implement __len__,(?: so the number of training steps cannot be inferred;)? max_steps "
+            r"has to be specified\b",
+            r"\bargs\.max_steps must be set to a positive value if dataloader does not have a length\b",
             # ... or that name the option whose value they refuse ("ValueError: Invalid
             # reshard_after_forward_policy: invalid.", torchtitan)
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
