@@ -3532,3 +3532,56 @@ def test_the_hundred_and_thirty_second_batchs_wording_families():
         'create PodGroup: unable to create PodGroup: the server could not find the requested resource (post '
         'podgroups.scheduling.volcano.sh)"'
     ])  # fmt: skip
+
+
+def test_the_hundred_and_thirty_third_batchs_wording_families():
+    """The misses and false alarms of the hundred-and-thirty-third batch, fixed by family: parallel
+    layouts that do not fit the devices (openpi, Paddle fleet), TensorFlow handed another rank's GPU,
+    OmegaConf's missing interpolation key, Lightning's invalid strategy, LLaMA-Factory asking to enable
+    an option, big_vision's loader missing a subtree; and three healthy logs: mmcv's non-strict load
+    that warns of a head it skips, an abort while the CUDA driver unloads at exit, an AzureML
+    driver's options naming its TrackUserError context manager."""
+    _assert_named({
+        "ValueError: Number of devices 4 must be divisible by the number of FSDP devices 8.":
+            "parallelism_config_invalid",
+        "AssertionError: global work size [8], mp_degree [1], sharding_degree [2], pp_degree [1], dp_degree [2].":
+            "parallelism_config_invalid",
+        "[1,1]<stderr>:tensorflow.python.framework.errors_impl.InvalidArgumentError: GPU:1 unknown device.":
+            "gpu_assignment_invalid",
+        "omegaconf.errors.InterpolationKeyError: Interpolation key 'dataloader.read_group_size' not found":
+            "train_flags_invalid",
+        "ValueError: You selected an invalid strategy name: `strategy=None`. It must be either a string or an "
+        "instance of `pytorch_lightning.strategies.Strategy`.": "train_flags_invalid",
+        "[rank0]: ValueError: Please enable `predict_with_generate` to save model predictions.": "train_flags_invalid",
+    })  # fmt: skip
+    load = [
+        '  File "/ML_final/big_vision/utils.py", line 222, in load_params',
+        "    params = tree_get(params, key)",
+        "KeyError: img",
+    ]
+    assert verdict(load).primary == "checkpoint_mismatch"
+    assert verdict([load[-1]]).primary is None  # a KeyError alone says nothing of a checkpoint
+    mismatch = (
+        "size mismatch for decode_head.cls_embed.weight: copying a param with shape torch.Size([172, 1024]) from "
+        "checkpoint, the shape in current model is torch.Size([151, 1024])."
+    )
+    warned = (
+        "2022-10-29 11:06:55,054 - mmseg - WARNING - The model and loaded state dict do not match exactly"
+    )
+    quiet = verdict(
+        [warned, "", mismatch, "2022-10-29 11:06:55,507 - mmseg - INFO - Start running, host: w-0"]
+    )
+    assert quiet.findings == [] and quiet.unrecognised == []
+    strict = ["RuntimeError: The model and loaded state dict do not match exactly", "", mismatch]
+    assert verdict(strict).primary == "checkpoint_mismatch"  # strict=True raises the same text
+    abort = "          terminate called after throwing an instance of 'c10::CUDAError'"
+    exit_noise = verdict([abort, "            what():  CUDA error: driver shutting down", "Exception raised from "
+                          "query at ../aten/src/ATen/cuda/CUDAEvent.h:95 (most recent call first):"])  # fmt: skip
+    assert exit_noise.findings == [] and exit_noise.unrecognised == []
+    other = [abort, "  what():  CUDA error: an illegal memory access was encountered"]
+    assert verdict(other).primary is None and verdict(other).unrecognised
+    _assert_benign([
+        "[context_manager_injector.py] Command line Options: Namespace(inject=['ProjectPythonPath:context_managers."
+        "ProjectPythonPath', 'RunHistory:context_managers.RunHistory', 'TrackUserError:context_managers."
+        "TrackUserError'], invocation=['train.py', '--C', '0.01'])"
+    ])  # fmt: skip

@@ -210,6 +210,15 @@ RETRY_REPORT_AFTER_PATTERNS: tuple[str, ...] = (r"Training errored after \d+ ite
 # retraction): a warning listed as an unknown failure is taken back when its retraction follows,
 # and one never retracted (a thread that stays stuck: a real hang) stays listed.
 RETRACTED_WARNINGS: tuple[tuple[str, str], ...] = (
+    # A C++ exception that aborts a process whose CUDA driver is already unloading ("terminate called
+    # after throwing an instance of 'c10::CUDAError'", then "what():  CUDA error: driver shutting
+    # down", cudaErrorCudartUnloading): by CUDA's definition a call made during process shutdown, so
+    # the run was already ending (an AWS SageMaker DeepSpeed sample's README: "just ignore it", the
+    # model uploaded). A failure that ended the run shows before it; any other what() stays listed.
+    (
+        r"terminate called after throwing an instance of 'c10::(?:CUDA)?Error'",
+        r"what\(\):\s+CUDA error:\sdriver shutting down",  # (\s: not the gate "error: ")
+    ),
     (
         r"rendezvous\.cc:\d+\] This thread has been waiting for \d+ ?\w+ and may be stuck",
         # (up to "unstuck!": its own words, not the "Warning" of thousands of other lines, are what
@@ -338,8 +347,10 @@ EARLIER_MAX = 3
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # RuntimeError:, ncclInternalError:, KeyboardInterrupt:; not C++'s scope "c10::Error::Error(" in a
-    # frame of a c10 backtrace (the message above the trace says whether it was an error or a warning)
-    r"(?:Error|Exception|Interrupt):(?!:)",
+    # frame of a c10 backtrace (the message above the trace says whether it was an error or a warning),
+    # nor a name joined to what follows ("TrackUserError:context_managers.TrackUserError", an AzureML
+    # driver's injector options): an exception's message is set off by a space, or ends the line
+    r"(?:Error|Exception|Interrupt):(?![:\w])",
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
     r"\bNCCL WARN\b",
     r"\b(?:srun|sbatch|salloc|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
@@ -523,6 +534,8 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a metric whose name ends in "Error" and whose value is a number ("Generation KL Error: 0.0004",
     # "Mean Squared Error: 0.02"): a space before "Error", unlike an exception's name ("KeyError: 0")
     r" Error: [-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?\s*$",
+    # the what() of an abort while the CUDA driver unloads (see RETRACTED_WARNINGS): exit noise
+    r"what\(\):\s+CUDA error:\sdriver shutting down",
 )
 
 # Lines that look alarming but are part of every healthy start.
@@ -653,12 +666,13 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     # traceback: Megatron's one model chunk per virtual pipeline stage ("KeyError: 'model0'" under
     # load_checkpoint: a checkpoint saved without virtual stages loaded with them, or the other way
     # round), nanotron's optimizer state of another tensor-parallel degree ("KeyError: None" in
-    # load_optimizer)
+    # load_optimizer), big_vision's params saved flat ("KeyError: img" in load_params)
     (
         "checkpoint_mismatch",
         r"\bKeyError: ",
         # (each alternative spelt out: its whole words are the gate, never a bare "checkpoint")
-        r"\bin load_checkpoint\b|\bin load_optimizer\b|\bin load_state_dict\b|\bstate_dict\['model%d' % i\]",
+        r"\bin load_checkpoint\b|\bin load_optimizer\b|\bin load_state_dict\b|\bstate_dict\['model%d' % i\]"
+        r"|\bin load_params\b",  # big_vision's loader: a saved tree without the model's subtree
     ),
     # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
@@ -1580,6 +1594,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bexperts \(\d+\) (?:is )?not divisible by (?:ep|expert)\w*",
             # torchtitan's ParallelDims check ("Invalid parallel dims: dp(1) * sp(2) * pp(3) != WORLD_SIZE(8)")
             r"\bInvalid parallel dims: \w+\(-?\d+\)",
+            # openpi's mesh ("Number of devices 4 must be divisible by the number of FSDP devices 8.")
+            # and Paddle fleet's hybrid degrees that do not multiply to the workers ("global work size
+            # [8], mp_degree [1], sharding_degree [2], pp_degree [1], dp_degree [2].")
+            r"\bNumber of devices \d+ must be divisible by the number of \w+ devices \d+",
+            r"\bglobal work size \[\d+\], mp_degree \[\d+\], sharding_degree \[\d+\]",
             # vLLM asked for more GPUs (TP x PP) than its Ray placement group holds (RL rollouts)
             r"number of required GPUs exceeds the total number of available GPUs in the placement group",
             r"num_layers[ =:].*(must be|should be|is not) divisible by",  # "num_layers=60 should be..."
@@ -1882,6 +1901,11 @@ FAILURES: tuple[FailureSignature, ...] = (
         "(DeepSpeed: ds_to_universal, then --universal-checkpoint), or save in the torch_dist format "
         "(--ckpt-format torch_dist) which reshards on load; --no-load-optim --no-load-rng when only "
         "the weights are wanted.",
+        # not a load that only warns: mmcv's and mmengine's load_checkpoint are non-strict by default,
+        # log "<logger> - WARNING - The model and loaded state dict do not match exactly" over torch's
+        # "size mismatch for ..." lines, skip those weights and train on (a fine-tune from another
+        # dataset's head does it on purpose); with strict=True the same text is a RuntimeError
+        unless=(r" - WARNING - The model and loaded state dict do not match exactly",),
     ),
     FailureSignature(
         "lr_schedule_mismatch",
@@ -2085,6 +2109,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # hard-coded in the script, LOCAL_RANK not used, or two pods on one node that each see
             # every GPU because neither asked for nvidia.com/gpu)
             r"Duplicate GPU detected : rank \d+ and rank \d+ both on CUDA device",
+            # TensorFlow asked for a GPU it was not given (a rank that hid all but its own GPU with
+            # set_visible_devices, which TF then calls GPU:0, handed a tensor on CUDA device 1:
+            # "InvalidArgumentError: GPU:1 unknown device.")
+            r"\bInvalidArgumentError: GPU:\d+ unknown device\b",
             # ... XGBoost's NCCL communicator finding the same ("Check failed: n_uniques == world (1 vs. 4)
             # : Multiple processes within communication group running on same CUDA device is not
             # supported": Dask workers all given GPU 0), often wrapped before "same"
@@ -2406,8 +2434,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # other trainers' refusals that ask for a flag by name ("AssertionError: Provide the
             # argument --vocab-extra-ids 100 to the script", Megatron-DeepSpeed's T5 dataset), or
             # for a config field in backquotes ("ValueError: Please provide `model_name_or_path`.",
+            # "ValueError: Please enable `predict_with_generate` to save model predictions.",
             # LLaMA-Factory's argument dataclasses)
-            r"(?:Error|Exception): (?:[Pp]lease )?(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd) "
+            r"(?:Error|Exception): (?:[Pp]lease )?"
+            r"(?:[Pp]rovide|[Ss]pecify|[Pp]ass|[Ss]et|[Aa]dd|[Ee]nable|[Dd]isable) "
             r"(?:the )?(?:argument |flag |option )?(?:--[a-z][\w-]+|`[a-z]\w*`)",
             # transformers' HfArgumentParser given flags no dataclass declares (a misspelt or made-up
             # --flag in the launch command)
@@ -2448,6 +2478,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bNo data found\. Please (?:verify|check) (?:the |your )?arguments\b",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
+            # ... or an interpolation ("${dataloader.read_group_size}") naming a key the config lacks
+            r"\bomegaconf\.errors\.InterpolationKeyError: Interpolation key '[^']+' not found",
+            # Lightning's Trainer refusing its strategy or accelerator ("You selected an invalid
+            # strategy name: `strategy=None`. It must be either a string or an instance of ...")
+            r"\bYou selected an invalid (?:strategy|accelerator) name: `",
             # ... Hydra finding no config group or file the recipe names, and a value outside a
             # config field's Enum ("'mxfp8_cublas' is not a valid MXFP8TrainingRecipe"; transformers'
             # ExplicitEnum leaves the value unquoted and lists the choices: "fsdp2 is not a valid
