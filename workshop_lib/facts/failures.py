@@ -71,8 +71,9 @@ SKIP_STUCK_REPORTS = 3
 # ESPnet1's "grad norm is nan. Do not update model." and its "loss (=nan) is not correct" (which also
 # refuses a CTC loss past its 10,000 threshold), verl's "WARN: grad_norm is not finite: nan". One such
 # step is routine in CTC training (an utterance shorter than its transcript gives an infinite loss),
-# so a log is named nan_loss only when it holds NONFINITE_STEP_REPORTS of them. "is inf" is left out: with AMP the grad scaler's own
-# overflow probing gives an infinite norm now and then, as fp16 skips do (SKIP_GRACE_ITERATIONS).
+# so a log is named nan_loss only when it holds NONFINITE_STEP_REPORTS of them. "is inf" is left out:
+# with AMP the grad scaler's own overflow probing gives an infinite norm now and then, as fp16 skips
+# do (SKIP_GRACE_ITERATIONS).
 NONFINITE_STEP_PATTERN = (
     r"\b[Gg]rad norm is (?:tensor\()?nan\b|\bloss \(=[^)]*\) is not correct\b"
     # verl's actor and critic skipping an update ("WARN: grad_norm is not finite: nan"), each rank
@@ -2447,8 +2448,8 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (transformers 4: "The train_dataset does not implement __len__, max_steps has to be
             # specified."; 5 adds "so the number of training steps cannot be inferred;"; the inner loop
             # says "args.max_steps must be set to a positive value if dataloader does not have a length")
-            r"\bdoes not implement __len__,(?: so the number of training steps cannot be inferred;)? max_steps "
-            r"has to be specified\b",
+            r"\bdoes not implement __len__,(?: so the number of training steps cannot be inferred;)? "
+            r"max_steps has to be specified\b",
             r"\bargs\.max_steps must be set to a positive value if dataloader does not have a length\b",
             # ... or that name the option whose value they refuse ("ValueError: Invalid
             # reshard_after_forward_policy: invalid.", torchtitan)
