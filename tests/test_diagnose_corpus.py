@@ -3585,3 +3585,23 @@ def test_the_hundred_and_thirty_third_batchs_wording_families():
         "ProjectPythonPath', 'RunHistory:context_managers.RunHistory', 'TrackUserError:context_managers."
         "TrackUserError'], invocation=['train.py', '--C', '0.01'])"
     ])  # fmt: skip
+
+
+def test_the_hundred_and_thirty_fourth_batchs_wording_families():
+    """The misses of the hundred-and-thirty-fourth batch that the lines can show: JAX's CUDA plugin
+    seeing no GPU, OLMo's configuration refusal (not its refusal to overwrite a saved checkpoint), an
+    image a sample names that is not there, and a job script whose launcher is missing, so that the
+    shell runs the launch line's first flag as a command."""
+    _assert_named({
+        "RuntimeError: Unable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices. (you may "
+        "need to uninstall the failing plugin package, or set JAX_PLATFORMS=cpu to skip this backend.)":
+            "gpu_assignment_invalid",
+        "olmo.exceptions.OLMoConfigurationError: DDP does not work with init_device set to anything other than "
+        "`cuda`.": "train_flags_invalid",
+        "FileNotFoundError: [Errno 2] No such file or directory: 'images/example_1.png'": "dataset_path_missing",
+    })  # fmt: skip
+    _assert_unknown(
+        ["OLMoConfigurationError: Checkpoint for step 0 already exists, use --save_overwrite to overwrite it"]
+    )
+    _assert_unknown(["/var/spool/slurmd/job02859/slurm_script: line 42: --standalone: command not found"])
+    _assert_benign(["/usr/local/gib/scripts/set_nccl_env.sh: line 16: lspci: command not found"])

@@ -418,6 +418,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # could not find the requested resource (post podgroups.scheduling.volcano.sh)", Volcano's CRDs
     # not installed): the job's pods are never created
     r"\bunable to create PodGroup: ",
+    # a job script whose launcher is missing or empty (torchrun not on PATH, its variable unset), so
+    # the shell runs the launch line's first flag as a command ("slurm_script: line 42: --standalone:
+    # command not found"); a missing helper ("lspci: command not found") is a healthy set-up's noise
+    r": line \d+: --[\w-]+: command not found\b",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
@@ -1758,6 +1762,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # a missing file whose extension says it is training data (not .json: configs are JSON too)
             r"FileNotFoundError: '?\S+\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'? not found\b",
             r"No such file or directory: '[^']*\.(?:jsonl|parquet|arrow)(?:\.gz|\.zst)?'",
+            # ... or an image a sample names (a text-to-image or vision-language set whose relative
+            # image paths do not resolve from where the job runs: "'images/example_1.png'")
+            r"FileNotFoundError: \[Errno 2\] No such file or directory: '[^']*\.(?:png|jpe?g|webp)'",
             # Hugging Face datasets resolving data_files that match nothing
             r"FileNotFoundError: Unable to find '",
             # Azure ML's dataset reader given a path with nothing in it ("Cannot load any data from the
@@ -2177,6 +2184,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # cudaErrorNoDevice (100) for a container without the NVIDIA runtime
             r"No CUDA GPUs are available",
             r"No HIP GPUs are available",  # ROCm's torch, the same check (HIP_VISIBLE_DEVICES)
+            # ... JAX's, when its CUDA plugin is installed and the process sees no GPU ("Unable to
+            # initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices.")
+            r"\bUnable to initialize backend 'cuda': FAILED_PRECONDITION: No visible GPU devices\b",
             r"(?<=CUDA error: )no CUDA-capable device is detected",
             # ... in torch 1.x's THC wordings, under both numbers cudaErrorNoDevice has had (38, then
             # 100 from CUDA 10.1), and Caffe's glog CHECK of the same call
@@ -2481,6 +2491,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... or an interpolation ("${dataloader.read_group_size}") naming a key the config lacks
             r"\bomegaconf\.errors\.InterpolationKeyError: Interpolation key '[^']+' not found",
+            # OLMo's and OLMo-core's own exception for a refused config ("OLMoConfigurationError: DDP
+            # does not work with init_device set to anything other than `cuda`."); not its refusal to
+            # overwrite a checkpoint already saved, which reports the save folder's state (and was an
+            # OLMo bug that dropped --save_overwrite in allenai/OLMo#827), not a setting
+            r"\bOLMoConfigurationError: (?!Checkpoint for step \d+ already exists)",
             # Lightning's Trainer refusing its strategy or accelerator ("You selected an invalid
             # strategy name: `strategy=None`. It must be either a string or an instance of ...")
             r"\bYou selected an invalid (?:strategy|accelerator) name: `",
