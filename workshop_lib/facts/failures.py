@@ -539,8 +539,9 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a metric whose name ends in "Error" and whose value is a number ("Generation KL Error: 0.0004",
     # "Mean Squared Error: 0.02"): a space before "Error", unlike an exception's name ("KeyError: 0")
     r" Error: [-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?\s*$",
-    # the what() of an abort while the CUDA driver unloads (see RETRACTED_WARNINGS): exit noise
-    r"what\(\):\s+CUDA error:\sdriver shutting down",
+    # a line that takes back an earlier warning (RETRACTED_WARNINGS: XLA's "Thread is unstuck!", the
+    # what() of an abort while the CUDA driver unloads) is never the failure itself
+    *(retraction for _, retraction in RETRACTED_WARNINGS),
 )
 
 # Lines that look alarming but are part of every healthy start.
