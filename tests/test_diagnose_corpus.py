@@ -3605,3 +3605,43 @@ def test_the_hundred_and_thirty_fourth_batchs_wording_families():
     )
     _assert_unknown(["/var/spool/slurmd/job02859/slurm_script: line 42: --standalone: command not found"])
     _assert_benign(["/usr/local/gib/scripts/set_nccl_env.sh: line 16: lspci: command not found"])
+
+
+def test_the_hundred_and_thirty_fifth_batchs_wording_families(tmp_path):
+    """The misses of the hundred-and-thirty-fifth batch that the lines can show: torch's allocator on
+    Ascend NPUs and Intel XPUs, CANN refusing a device id past the last NPU, an empty tensor that no
+    model size explains, Open MPI's fatal-error handler, an admission webhook the API server could
+    not call, Go controllers' error-level records, ssh refusing an MPI launcher's key; and a wrapped
+    XLA out-of-memory line read from a file, whose newline had kept the two halves apart."""
+    _assert_named({
+        "RuntimeError: NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; 49.47 GiB "
+        "already allocated; 49.47 GiB current active; 1.32 GiB free; 57.55 GiB reserved in total by PyTorch)":
+            "cuda_oom",
+        "torch.OutOfMemoryError: XPU out of memory. Tried to allocate 192.00 MiB.": "cuda_oom",
+        "EE1001: The argument is invalid.Reason: Set device failed, invalid device, set device=8, valid device "
+        "range is [0, 8)": "gpu_assignment_invalid",
+        "The argument is invalid.Reason: Invalid device ID 8. Set drv devId to 8. The valid device range is [0, 7).":
+            "gpu_assignment_invalid",
+        "[rank0]: RuntimeError: shape '[2, -1, 7168]' is invalid for input of size 7000": "model_config_invalid",
+    })  # fmt: skip
+    _assert_unknown(["[rank11]: RuntimeError: shape '[2048, 1, 4096]' is invalid for input of size 0"])
+    _assert_unknown(["*** An error occurred in MPI_Init_thread"])
+    _assert_unknown([
+        '  "error": "Internal error occurred: failed calling webhook \\"mjobset.kb.io\\": failed to call webhook: '
+        'Post \\"https://jobset-webhook-service.kubeflow-system.svc:443/mutate?timeout=10s\\": context deadline '
+        'exceeded"'
+    ])  # fmt: skip
+    _assert_unknown(['  "level": "error",'])
+    _assert_unknown(['{"level":"error","ts":1707726642.02,"msg":"Handling job with no workload"}'])
+    _assert_unknown(['time="2024-02-12T08:30:42Z" level=error msg="failed to reconcile"'])
+    _assert_unknown(["root@w-0.tf-bench-worker: Permission denied (publickey,password)."])
+    _assert_benign(['{"level":"info","ts":1707726642.02,"msg":"Reconciling","error-count":0}'])
+    wrapped = (
+        "2023-04-06 07:42:51.278258: E external/org_tensorflow/tensorflow/compiler/xla/pjrt/pjrt_stream_execut"
+        "or_client.cc:2153] Execution of replica 0 failed: RE\n"
+        "SOURCE_EXHAUSTED: Failed to allocate request for 625.00MiB (655360000B) on device ordinal 7\n"
+    )
+    log = tmp_path / "tpu.log"
+    log.write_text(wrapped)
+    assert verdict(wrapped).primary == "cuda_oom"
+    assert verdict(log).primary == "cuda_oom"  # the same lines from a file, each with its newline

@@ -387,6 +387,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a rank that called MPI_Abort (Open MPI's box, MPICH's one line) and a rank that died under the
     # launcher (Open MPI's mpirun, MPICH/Intel MPI's Hydra): the launchers' ChildFailedError
     r"\bMPI_ABORT was invoked on rank \d+ in communicator\b",
+    # Open MPI's errors-are-fatal handler ("*** An error occurred in MPI_Init_thread", "*** on a NULL
+    # communicator", "*** MPI_ERRORS_ARE_FATAL ..."): an MPI call failed and the process aborts
+    r"\*\*\* An error occurred in MPI_\w+",
     r"\bapplication called MPI_Abort\(",
     r"\bBAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\b",
     r"\bmpirun detected that one or more processes exited with non-zero status\b",
@@ -452,6 +455,16 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # (NotFound): ...")
     r"^\s*The [\w.]+ \"[^\"]+\" is invalid: ",
     r"^\s*Error from server \(\w+\)",
+    # ... and the API server failing to call an admission webhook ('Internal error occurred: failed
+    # calling webhook "mjobset.kb.io": failed to call webhook: Post ...: context deadline exceeded'):
+    # the object (a JobSet, a PyTorchJob) was never created
+    r"\bfailed calling webhook \\?\"",
+    # a log record at error level in the structured forms Go programs write: zap's JSON (one line,
+    # or pretty-printed with the level on its own line) and logrus's key=value (runc, containerd)
+    r'"level":\s?"error"',
+    r"\blevel=error\b",
+    # ssh refusing the key an MPI launcher logs in with (MPIJob's launcher, mpirun over ssh)
+    r"\bPermission denied \((?:publickey|password|keyboard-interactive|gssapi-\w+|hostbased)[\w,-]*\)",
     # an exception whose class says no "Error" but lives in a module of errors
     # ("triton.runtime.errors.OutOfResources: out of resource: shared memory")
     r"^\s*(?:[A-Za-z_]\w*\.)+errors\.[A-Z]\w*(?:\(\w+\))?: ",
@@ -1343,6 +1356,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bMPS backend out of memory\b",
             # PaddlePaddle's allocator (its ResourceExhaustedError summary), on GPUs and its other devices
             r"\bOut of memory error on (?:GPU|XPU|NPU|MLU) \d+\. Cannot allocate\b",
+            # torch's caching allocator on Ascend (torch_npu) and Intel GPUs (XPU), worded as for CUDA
+            # ("NPU out of memory. Tried to allocate 5.03 GiB (NPU 3; 60.96 GiB total capacity; ...)",
+            # "XPU out of memory. Tried to allocate 192.00 MiB. GPU 3 has a total capacity of ...")
+            r"\b(?:NPU|XPU) out of memory\. Tried to allocate\b",
             # ... and PaddlePaddle 1.x's, an enforce of its GPU allocator ("paddle.fluid.core.EnforceNotMet:
             # enforce allocating <= available failed, 10238983668 > 9509207808")
             r"\benforce allocating <= available failed, \d+ > \d+",
@@ -1699,8 +1716,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"[Hh]idden[ _]size \(?\d*\)? ?(?:must be|should be|is not) divisible by num_(?:attention_)?heads",
             r"embed_dim must be divisible by num_heads",  # torch.nn.MultiheadAttention
             # without those checks (megatron-core before 0.16) a bad head/group count only shows as a
-            # reshape to sizes the tensor does not have, in the first forward pass (Megatron-LM#5755)
-            r"RuntimeError: shape '\[[-\d, ]+\]' is invalid for input of size \d+",
+            # reshape to sizes the tensor does not have, in the first forward pass (Megatron-LM#5755).
+            # Not an empty input (size 0): sizes that do not fit leave a tensor with elements, while
+            # an empty one came from elsewhere (no tokens routed to a MoE rank, an empty batch)
+            r"RuntimeError: shape '\[[-\d, ]+\]' is invalid for input of size (?!0\b)\d+",
             # FP8 GEMMs take only dimensions in whole tiles (16 for the inner and output sizes, 8 for
             # the tokens): Transformer Engine's check of a layer's input and weights, and PyTorch's
             # own _scaled_mm ("mat2 shape (768x8 must be divisible by 16": a vocabulary of 8)
@@ -2134,6 +2153,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?<=CUDA error: )invalid device ordinal",
             # ... and as torch built for ROCm says it (hipErrorInvalidDevice), for AMD GPUs
             r"(?<=HIP error: )invalid device ordinal",
+            # ... and Ascend's runtime (CANN) refusing a device id past the last NPU, in its error
+            # EE1001 ("Set device failed, invalid device, set device=8, valid device range is [0, 8)")
+            # and its driver's wordings ("Invalid device ID 8. Set drv devId to 8. The valid device
+            # range is [0, 7).", "Invalid drv devId, current drv devId=8, valid device range is [0, 8)")
+            r"\b[Vv]alid device range is \[0, \d+\)",
             # torch 1.x's wording of the same error (THCudaCheck; "cuda runtime error (10) : invalid
             # device ordinal at /pytorch/torch/csrc/cuda/Module.cpp:33")
             r"(?<=cuda runtime error \(10\) : )invalid device ordinal",

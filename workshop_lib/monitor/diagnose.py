@@ -1049,9 +1049,10 @@ class _Scan:
         """Signatures split over two lines by wrapping, near the end where a failure is printed.
 
         Only matches that span the join count (a line matching alone was judged in the pass); the
-        finding quotes the first of the two lines, as printed.
+        finding quotes the first of the two lines, as printed. Lines read from a file keep their
+        newline, which must not sit inside the join.
         """
-        tail = list(self.tail)
+        tail = [(number, line.rstrip("\r\n")) for number, line in self.tail]
         for (number, a), (_, b) in zip(tail, tail[1:], strict=False):
             if len(a) < F.UNWRAP_MIN_CHARS:
                 continue
