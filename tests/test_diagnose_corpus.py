@@ -3645,3 +3645,21 @@ def test_the_hundred_and_thirty_fifth_batchs_wording_families(tmp_path):
     log.write_text(wrapped)
     assert verdict(wrapped).primary == "cuda_oom"
     assert verdict(log).primary == "cuda_oom"  # the same lines from a file, each with its newline
+
+
+def test_a_log_gets_one_verdict_whether_read_from_its_file_or_passed_as_text():
+    """`workshop monitor diagnose` reads a file (each line with its newline) while the live paths
+    pass text: both must give the same primary, findings, counts and line numbers. The corpus
+    files with a carriage return (progress bars redrawn in place) are where the two differed: text
+    was split at every "\\r" too, so its line numbers were not the file's."""
+    files = [p for p in sorted(CORPUS.glob("*.log")) if b"\r" in p.read_bytes()]
+    assert len(files) >= 100
+
+    def shape(v):
+        found = [(f.label, f.line_number, f.count) for f in v.findings]
+        return v.primary, found, [u["line_number"] for u in v.unrecognised]
+
+    for p in files:
+        text = p.read_bytes().decode("utf-8", errors="replace")
+        assert shape(verdict(p)) == shape(verdict(text)), p.name
+    assert verdict("a\rb\nc\n").lines == verdict(["a\rb", "c"]).lines == 2

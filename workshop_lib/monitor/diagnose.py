@@ -1140,7 +1140,13 @@ def _lines_of(source: str | os.PathLike[str] | Iterable[str]) -> Iterator[str]:
     if isinstance(source, os.PathLike):
         yield from read_log_lines(check_log_path(source))  # .gz/.zst archives too
     elif isinstance(source, str):
-        yield from source.splitlines()
+        # lines end at "\n" only, as a file's do (read_log_lines) and as grep -n and the parser
+        # count them: str.splitlines() would also break at the "\r" of every progress-bar redraw,
+        # and the same log would get other line numbers as text than as a file
+        lines = source.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        yield from lines
     else:
         yield from source
 
