@@ -3663,3 +3663,29 @@ def test_a_log_gets_one_verdict_whether_read_from_its_file_or_passed_as_text():
         text = p.read_bytes().decode("utf-8", errors="replace")
         assert shape(verdict(p)) == shape(verdict(text)), p.name
     assert verdict("a\rb\nc\n").lines == verdict(["a\rb", "c"]).lines == 2
+
+
+def test_the_hundred_and_thirty_sixth_batchs_wording_families():
+    """The misses of the hundred-and-thirty-sixth batch that the lines can show: DeepSpeed Ulysses
+    splitting attention heads by a sequence-parallel size that does not divide them, the collective
+    timeout raised in the waiting rank under torch 1.x's blocking wait, Horovod's rendezvous (its
+    Gloo key store's newer wording and its driver waiting for the workers), click's and optparse's
+    refusal of an unknown flag, and torch 1.x's failed CUDA check listed whatever its error."""
+    _assert_named({
+        "0: [rank3]: ValueError: Attention head count 28 is not divisible by SP size 8": "parallelism_config_invalid",
+        "RuntimeError: [Rank 1] Caught collective operation timeout: WorkNCCL(SeqNum=1, OpType=BROADCAST, "
+        "TensorShape=[], Timeout(ms)=10800000) ran for 10800031 milliseconds before timing out.": "nccl_timeout",
+        "  what():  [/tmp/horovod/common/gloo/http_store.cc:57] [/tmp/horovod/common/gloo/http_store.cc:57] Wait "
+        "timeout after 30 seconds for key(s): 0": "rendezvous_timeout",
+        "Exception: Timed out waiting for tasks to start. Please check connectivity between servers. You may need "
+        "to increase the --start-timeout parameter if you have too many servers. Timeout after 30 seconds.":
+            "rendezvous_timeout",
+        "Error: No such option: --qm9dataset_remove_h (Possible options: --qm9dataset_charge_norm)":
+            "train_flags_invalid",
+        "train.py: error: no such option: --lr": "train_flags_invalid",
+    })  # fmt: skip
+    _assert_unknown(
+        ["> THCudaCheck FAIL file=/pytorch/aten/src/THC/THCTensorRandom.cu line=25 error=46 : all CUDA-capable "
+         "devices are busy or unavailable"]
+    )  # fmt: skip
+    _assert_benign(["completed step: 15107, seconds: 2.167, TFLOP/s: 36.722, loss: 2.191"])

@@ -416,6 +416,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # devices!"): the ROCm twins of an illegal address and a missing arch
     r"\bMemory access fault by GPU node-\d+\b",
     r"\bhipError[A-Z]\w+: ",
+    # torch 0.x-1.x's check of a CUDA call ("THCudaCheck FAIL file=... line=25 error=46 : all
+    # CUDA-capable devices are busy or unavailable"), whatever the error number
+    r"\bTHCudaCheck FAIL\b",
     # Kubeflow's training-operator failing to create the Volcano PodGroup of a gang-scheduled job (a
     # warning in its own log: "Sync PodGroup kubeflow/x: unable to create PodGroup: ... the server
     # could not find the requested resource (post podgroups.scheduling.volcano.sh)", Volcano's CRDs
@@ -1145,6 +1148,9 @@ FAILURES: tuple[FailureSignature, ...] = (
         "nccl_timeout",
         (
             r"Watchdog caught collective operation timeout",
+            # ... and the same timeout raised in the waiting rank itself under blocking wait (torch
+            # before 2.0: "RuntimeError: [Rank 1] Caught collective operation timeout: WorkNCCL(...)")
+            r"\bCaught collective operation timeout: WorkNCCL\(",
             # torch >= 2.2's heartbeat monitor: the watchdog itself is stuck behind a hung NCCL/CUDA
             # call ("ProcessGroupNCCL's watchdog got stuck for 480 seconds", then the fatal dump line)
             r"watchdog got stuck for \d+ seconds",
@@ -1232,8 +1238,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"connect\(\) timed out\. Original timeout was \d+ ms",
             # Horovod's Gloo rendezvous (its HTTP key-value store on the launcher host): a worker
             # waited for keys the others never wrote ("horovod/common/gloo/http_store.cc:53] Wait
-            # timeout for key(s): 0")
-            r"gloo/http_store\.cc:\d+\]\s+Wait timeout for key\(s\)",
+            # timeout for key(s): 0", later "Wait timeout after 30 seconds for key(s): 0"), and its
+            # driver waiting for the workers to register ("Timed out waiting for tasks to start. Please
+            # check connectivity between servers. You may need to increase the --start-timeout ...")
+            r"gloo/http_store\.cc:\d+\]\s+Wait timeout (?:after \d+ seconds )?for key\(s\)",
+            r"\bTimed out waiting for [\w ]{1,40}\. Please check connectivity between servers\b",
             # JAX's coordination service: not every process registered before its barrier timed out
             r"DEADLINE_EXCEEDED: Barrier timed out\. (?:Barrier_id|Id): (?:PjRT_Client_Connect|\[Init\]Wait_for_all_tasks_to_register)",
         ),
@@ -1664,6 +1673,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"[Ww]orld size \d+ must be divisible by the product of",
             r"(?:tensor|pipeline|tp|pp)_?\w* \* (?:tensor|pipeline|tp|pp)_?\w* must be equal to world_size",
             r"heads? (?:\(\d+\) )?must be divisible by (?:the )?(?:world size|mp_size|tensor parallel size|tp_size|tp size)",
+            # sequence parallelism that splits attention heads (DeepSpeed's Ulysses: "Attention head
+            # count 28 is not divisible by SP size 8")
+            r"\b[Hh]ead count \d+ is not divisible by (?:SP|sp|sequence parallel) size \d+",
             # the product of the parallel sizes is not the number of processes launched: nanotron's
             # ParallelContext, torchtitan's ParallelDims
             r"number of process(?:es)? requires? to run all replicas \(\d+\)",
@@ -2543,6 +2555,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # timestamp (`kubectl logs --timestamps`, "2025-11-21T23:05:13.867590928Z launch_server.py:
             # error: argument --attention-backend: invalid choice: 'flashattn'")
             r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # ... click's and optparse's ("Error: No such option: --qm9dataset_remove_h (Possible
+            # options: ...)", "train.py: error: no such option: --lr")
+            r"\b[Nn]o such option: --?[\w-]+",
             # megatron-core's TransformerConfig refusing a CUDA-graph flag combination ("Transformer
             # engine's RNG tracker is required for cudagraphs", "full recompute is only supported with
             # full iteration CUDA graph")
