@@ -3689,3 +3689,17 @@ def test_the_hundred_and_thirty_sixth_batchs_wording_families():
          "devices are busy or unavailable"]
     )  # fmt: skip
     _assert_benign(["completed step: 15107, seconds: 2.167, TFLOP/s: 36.722, loss: 2.191"])
+
+
+def test_the_hundred_and_thirty_seventh_batchs_wording_families():
+    """The miss of the hundred-and-thirty-seventh batch that the lines can show: a resume that hands
+    an optimizer one entry of the loaded file, which the file does not hold (a KeyError under that
+    source line is a checkpoint without what the resume expects; alone it is any KeyError)."""
+    resume = [
+        '  File "train.py", line 132, in main_worker',
+        "    optimizer.load_state_dict(utils_state_dict['optimizer'])",
+        "KeyError: 'optimizer'",
+    ]
+    assert verdict(resume).primary == "checkpoint_mismatch"
+    assert verdict([resume[0], "    lr = config['optimizer']", resume[2]]).primary is None
+    _assert_unknown([resume[-1]])

@@ -694,7 +694,11 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         r"\bKeyError: ",
         # (each alternative spelt out: its whole words are the gate, never a bare "checkpoint")
         r"\bin load_checkpoint\b|\bin load_optimizer\b|\bin load_state_dict\b|\bstate_dict\['model%d' % i\]"
-        r"|\bin load_params\b",  # big_vision's loader: a saved tree without the model's subtree
+        r"|\bin load_params\b"  # big_vision's loader: a saved tree without the model's subtree
+        # ... and a resume that hands a loader one entry of the loaded file
+        # ("optimizer.load_state_dict(utils_state_dict['optimizer'])": SFA3D's released weights
+        # hold no optimizer state, saved in a file of its own)
+        r"|\.load_state_dict\([\w.]+\[['\"][\w.]+['\"]\]\)",
     ),
     # A backtrace through NCCL's shared-memory set-up (a debugger's or a crash handler's frame), made
     # a finding by the bus error the process died of: NCCL maps a /dev/shm file larger than the
