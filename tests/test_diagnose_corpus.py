@@ -3703,3 +3703,25 @@ def test_the_hundred_and_thirty_seventh_batchs_wording_families():
     assert verdict(resume).primary == "checkpoint_mismatch"
     assert verdict([resume[0], "    lr = config['optimizer']", resume[2]]).primary is None
     _assert_unknown([resume[-1]])
+
+
+def test_the_hundred_and_thirty_eighth_batchs_wording_families():
+    """The misses of the hundred-and-thirty-eighth batch: a missing file in a traceback that runs
+    through the run's dataset set-up (whatever the file's name says), and Ray marking a node dead
+    mid-run, listed as a failure line; a missing file alone, or under other frames, is no data path."""
+    bias = [
+        '[rank1]:   File "/glade/work/u/PanguWeather/v2.0/train.py", line 438, in get_dataset',
+        "[rank1]:     self.clim_bias = self.long_valid_dataset._load_bias()",
+        '[rank1]:   File "/glade/work/u/PanguWeather/v2.0/utils/data_loader_multifiles.py", line 679, in _load_bias',
+        "[rank1]:     data = np.load(bias_file)",
+        "[rank1]: FileNotFoundError: [Errno 2] No such file or directory: '/scratch/u/E3SM/bias/T_4.71_bias.npy'",
+    ]
+    assert verdict(bias).primary == "dataset_path_missing"
+    assert verdict(bias[2:]).primary == "dataset_path_missing"
+    other = ['  File "/w/train.py", line 90, in save_results', "    open(path, 'w')", bias[-1]]
+    assert verdict(other).primary is None and verdict(other).unrecognised
+    _assert_unknown([
+        "2023-03-03 05:15:30,774 WARNING worker.py:1866 -- The node with node id: 9426f445 and address: "
+        "10.130.0.113 and node name: 10.130.0.113 has been marked dead because the detector has missed too "
+        "many heartbeats from it. This can happen when a \\t(1) raylet crashes unexpectedly (OOM, etc.)"
+    ])  # fmt: skip

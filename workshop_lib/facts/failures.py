@@ -513,6 +513,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # potential root causes. (1) ... OOM killer ... (2) ray stop --force ... (3) ... SIGSEGV"): it
     # names three causes itself, so it is a failure to show, not one to name
     r"\bWorker exit type: (?:SYSTEM_ERROR|USER_ERROR)\b",
+    # ... and Ray's GCS marking a node dead mid-run (a host lost, preempted or deleted: "The node
+    # with node id: ... has been marked dead because the detector has missed too many heartbeats
+    # from it"), a warning in Ray's words
+    r"\bhas been marked dead because the detector has missed too many heartbeats\b",
     # JAX whose GPU backend could not start ("CUDA backend failed to initialize: ...
     # CUDA_ERROR_NOT_INITIALIZED"): it says so at warning level and carries on on the CPU, so a
     # multi-host GPU job lists CpuDevice where its GPUs should be
@@ -825,6 +829,15 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         "dataset_path_missing",
         _SOURCE_LINE + r"assert\s+os\.path\.(?:exists|isfile|isdir)\(",
         r"os\.path\.join\([^)]*['\"](?:train|valid|val|test|dev)[\w-]*\.(?:txt|jsonl?|csv|tsv|parquet|bin|idx)['\"]\)",
+    ),
+    # ... and a missing file in a traceback that runs through the run's dataset set-up (a frame of
+    # its data-loader module, or of a get/load/build-dataset function): a file the data needs
+    # (PanguWeather's climatology "bias/T_4.71_bias.npy" under Trainer.get_dataset), whatever its
+    # name says
+    (
+        "dataset_path_missing",
+        r"\bFileNotFoundError: \[Errno 2\] No such file or directory: ",
+        r'File "[^"]*/data_?loader\w*\.py", line \d+, in |, in (?:get|load|build|make|create)_\w*datasets?\s*$',
     ),
     # ... and an average over a split that has no samples (dividing by its length)
     (
