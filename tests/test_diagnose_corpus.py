@@ -3725,3 +3725,27 @@ def test_the_hundred_and_thirty_eighth_batchs_wording_families():
         "10.130.0.113 and node name: 10.130.0.113 has been marked dead because the detector has missed too "
         "many heartbeats from it. This can happen when a \\t(1) raylet crashes unexpectedly (OOM, etc.)"
     ])  # fmt: skip
+
+
+def test_the_hundred_and_thirty_ninth_batchs_wording_families():
+    """The hundred-and-thirty-ninth batch: open_lm's shard planner running out of shards is a dataset
+    too small for the run, and the CUDA error of a rank that aborted before the others' watchdog
+    timeout is shown as what came first (the timeout stays the label, a symptom)."""
+    _assert_named({
+        "2024-01-03,15:18:27 | ERROR | Number of shards requested for a single epoch is more than the "
+        "number of shards available. This means that the amount of data requested to train on is more "
+        "than the dataloader can serve.": "dataset_too_small",
+        "ValueError: Multiple passes over the dataset did not allow for a valid shard string to be "
+        "created. Try decreasing the number of tokens between checkpoints.": "dataset_too_small",
+    })  # fmt: skip
+    aborted = [
+        "[rank15]:[W CUDAGuardImpl.h:115] Warning: CUDA warning: unspecified launch failure (function destroyEvent)",
+        "terminate called after throwing an instance of 'c10::Error'",
+        "  what():  CUDA error: unspecified launch failure",
+        "[rank12]:[E ProcessGroupNCCL.cpp:754] [Rank 12] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=2203, OpType=ALLREDUCE, NumelIn=6912000, NumelOut=6912000, Timeout(ms)=1800000) "
+        "ran for 1800902 milliseconds before timing out.",
+    ]  # fmt: skip
+    v = verdict(aborted)
+    assert v.primary == "nccl_timeout"
+    assert [e["line_number"] for e in v.earlier] == [3]

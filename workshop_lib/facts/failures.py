@@ -341,8 +341,10 @@ SILENT_KILL_EXPLANATION = (
 # when an exception no signature knows was raised before it (a rank's FileNotFoundError, then the
 # others' watchdog timeout), the verdict keeps the symptom as its label but shows those lines as what
 # came first, since the cause is most likely among them. Only exception messages ("SomeError: ..."),
-# not the aborts a symptom prints itself ("terminate called after throwing ... DistBackendError").
-EARLIER_EXCEPTION_PATTERN = r"\b[A-Z]\w*(?:Error|Exception): \S"
+# not the aborts a symptom prints itself ("terminate called after throwing ... DistBackendError"), and
+# the CUDA/HIP runtime's own error text, which a c10::Error abort prints in lower case ("what():  CUDA
+# error: unspecified launch failure" on the rank that died before the others' watchdog timeout).
+EARLIER_EXCEPTION_PATTERN = r"\b[A-Z]\w*(?:Error|Exception): \S|\b(?:CUDA|HIP) error: \S"
 EARLIER_MAX = 3
 
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
@@ -1884,6 +1886,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # any data (`None`). At the end of all iterable data available before expected stop
             # iteration.")
             r"\bAt the end of all iterable data available before expected stop iteration\b",
+            # open_lm's webdataset shard planner: more shards asked for one epoch than the manifests
+            # hold (logged before it re-raises the IndexError), and its multi-pass retry giving up
+            r"Number of shards requested for a single epoch is more than the number of shards available",
+            r"Multiple passes over the dataset did not allow for a valid shard string to be created",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
