@@ -1026,11 +1026,14 @@ def test_the_twenty_sixth_batchs_wording_families():
         "[f8107735c673549d7acd-n0-0] terminated with exit code (137). Reason [Error]. Message: ": "host_oom_killed",
         "RuntimeError: [enforce fail at CPUAllocator.cpp:71] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 244470272 bytes. Error code 12 (Cannot allocate memory)": "host_oom_killed",
         "(skyrl_entrypoint pid=819281, ip=172.25.105.154) OSError: [Errno 12] Cannot allocate memory": "host_oom_killed",
-        "| WARNING: overflow detected, setting loss scale to: 0.25": "nan_loss",
+        # (fairseq512's second halving below 1: its first, 0.25, is where a healthy wav2vec 2.0
+        # fine-tune of the hundred-and-fortieth batch stopped and trained on)
+        "| WARNING: overflow detected, setting loss scale to: 0.125": "nan_loss",
         "2025-10-09 20:16:32,652    WARNING services.py:2159 -- WARNING: The object store is using /tmp instead": "shm_too_small",
     }
     _assert_named(cases)
-    # fairseq trains at a loss scale of 1 and more: only a scale below 1 is a collapse there
+    # fairseq trains at a loss scale of 1 and more (a warm-up may dip to 0.25): only a scale below
+    # 0.25 is a collapse there
     note = "2021-03-08 18:06:56 | INFO | fairseq.trainer | NOTE: gradient overflow detected, ignoring gradient, setting loss scale to: {}"
     assert verdict([note.format(2.0), note.format(1.0)]).primary is None
     # Open MPI's HCOLL without an HCA, RCCL's optional MSCCL++: healthy starts
@@ -3749,3 +3752,29 @@ def test_the_hundred_and_thirty_ninth_batchs_wording_families():
     v = verdict(aborted)
     assert v.primary == "nccl_timeout"
     assert [e["line_number"] for e in v.earlier] == [3]
+
+
+def test_the_hundred_and_fortieth_batchs_wording_families():
+    """The hundred-and-fortieth batch: transformers' underflow/overflow debugger finding an inf/nan,
+    its bitsandbytes quantizers finding no GPU room for the model, an exception class a C extension
+    names in lower case (cv2.error), and fairseq's fp16 scale dipping to 0.25 at warm-up (a healthy
+    wav2vec 2.0 fine-tune) while a scale that keeps halving below it is still a collapse."""
+    _assert_named({
+        "Detected inf/nan during batch_number=0": "nan_loss",
+        "ValueError: DebugUnderflowOverflow: inf/nan detected, aborting as there is no point running "
+        "further. Please scroll up above this traceback to see the activation values prior to this "
+        "event.": "nan_loss",
+        "ValueError: Some modules are dispatched on the CPU or the disk. Make sure you have enough GPU "
+        "RAM to fit the quantized model.": "cuda_oom",
+    })  # fmt: skip
+    _assert_unknown([
+        "cv2.error: OpenCV(4.12.0) /io/opencv/modules/imgproc/src/color.simd_helpers.hpp:92: error: "
+        "(-15:Bad number of channels) in function 'cv::impl::CvtHelper'"
+    ])  # fmt: skip
+    _assert_benign(["[INFO] cv2.error handling enabled", "warning: struct.error was caught and ignored"])
+    scale = (
+        "[2020-12-19 17:33:23,955][fairseq.trainer][INFO] - NOTE: overflow detected, setting loss scale to: "
+    )
+    warmup = [scale + s for s in ("2.0", "1.0", "0.5", "0.25")]
+    assert verdict(warmup).primary is None and not verdict(warmup).findings
+    assert verdict([*warmup, scale + "0.125"]).primary == "nan_loss"

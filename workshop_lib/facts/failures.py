@@ -233,12 +233,14 @@ RETRACTED_WARNINGS: tuple[tuple[str, str], ...] = (
 PROGRESS_LINE_PATTERN = r"\b(?:step|iter(?:ation)?)[\s\[\]:=#]{0,12}\d+\b.*loss\W{0,3}[-\d.]"
 # fairseq's fp16 scaler ("WARNING: overflow detected, setting loss scale to: 0.25", "NOTE: gradient
 # overflow detected, ignoring gradient, setting loss scale to: 2.0"). fairseq trains at scales of 1 to
-# 8 in healthy runs (its FSDP example settles at 1.0) and gives up at 1e-4, so only a scale below
-# FAIRSEQ_LOSS_SCALE_COLLAPSE is a collapse there: gradients overflowing fp16 without any scaling up.
+# 8 in healthy runs (its FSDP example settles at 1.0; a wav2vec 2.0 fine-tune dips to 0.5 and 0.25 in
+# its first epoch's warm-up, then trains a hundred epochs) and gives up at 1e-4, so only a scale below
+# FAIRSEQ_LOSS_SCALE_COLLAPSE is a collapse there: gradients still overflowing fp16 after being scaled
+# down to an eighth, on the way to fairseq's floor.
 FAIRSEQ_LOSS_SCALE_PATTERN = (
     r"overflow detected, (?:ignoring gradient, )?setting loss scale to: " + _LOSS_SCALE
 )
-FAIRSEQ_LOSS_SCALE_COLLAPSE = 1.0
+FAIRSEQ_LOSS_SCALE_COLLAPSE = 0.25
 # A traceback a framework reports as handled: NeMo's safe_import logs "Import of quick_gelu from
 # megatron.core.fusions.fused_bias_geglu failed with: Traceback ..." for an optional symbol a
 # Megatron release lacks, and goes on. Python's own "Exception ignored in: <function
@@ -355,6 +357,10 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # driver's injector options): an exception's message is set off by a space, or ends the line
     r"(?:Error|Exception|Interrupt):(?![:\w])",
     r"^\s*(?:\S+\s+)?(?:[A-Za-z_.]+)?(?:Error|Exception)\s*$",  # a bare "AssertionError" line
+    # an exception class a C extension names in lower case, printed with its module as Python prints
+    # any uncaught exception ("cv2.error: OpenCV(4.12.0) ...", "struct.error: unpack requires ...")
+    # (".error:" spelt out: its gate, not the "error:" of every "gai error: -3" line)
+    r"^[a-z_][a-z0-9_.]*\.error:\s",
     r"\bNCCL WARN\b",
     r"\b(?:srun|sbatch|salloc|slurmstepd|mpirun|pdsh|kubelet|bash|sh): .*?\berror\b",
     # ... a shell's syntax error in a command a launcher built (pdsh exporting a variable whose value
@@ -1418,6 +1424,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # CuPy's memory pool (Chainer, CuPy code): "out of memory to allocate 205520896 bytes (total
             # 16068929536 bytes)", in Chainer's "Exception in main training loop: ..." too
             r"\bout of memory to allocate \d+ bytes \(total \d+ bytes\)",
+            # transformers' bitsandbytes quantizers refusing a device_map that put modules on the CPU
+            # or disk because the GPU had no room for them ("Some modules are dispatched on the CPU or
+            # the disk. Make sure you have enough GPU RAM to fit the quantized model."): the model does
+            # not fit the GPU's free memory
+            r"\bSome modules are dispatched on the CPU or the disk\. Make sure you have enough GPU RAM\b",
             # torch 0.x's THC check of a CUDA call (error 2 is cudaErrorMemoryAllocation), and fairseq's
             # trainer catching the OOM and dropping the batch, in its 2018 wording ("ran out of memory
             # on GPU #2, skipping batch") and its later ones: the run goes on, a batch lighter each time
@@ -2107,6 +2118,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # function whose gradient came out NaN: "Function 'SqrtBackward0' returned nan values in
             # its 0th output."
             r"\bFunction '\w+' returned nan values in its \d+th output\b",
+            # transformers' DebugUnderflowOverflow (--debug underflow_overflow) dumping the frames
+            # before the first inf/nan activation, then aborting the run
+            r"^Detected inf/nan during batch_number=\d+",
+            r"\bDebugUnderflowOverflow: inf/nan detected, aborting\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",
