@@ -3778,3 +3778,14 @@ def test_the_hundred_and_fortieth_batchs_wording_families():
     warmup = [scale + s for s in ("2.0", "1.0", "0.5", "0.25")]
     assert verdict(warmup).primary is None and not verdict(warmup).findings
     assert verdict([*warmup, scale + "0.125"]).primary == "nan_loss"
+
+
+def test_the_hundred_and_forty_first_batchs_wording_families():
+    """The hundred-and-forty-first batch: XLA's allocator failing with the status code as TensorFlow
+    1.x spells it, and OneFlow's check of cudaSetDevice finding an invalid device ordinal."""
+    _assert_named({
+        "(0) Resource exhausted: Out of memory while trying to allocate 22927360 bytes.": "cuda_oom",
+        "F1012 13:03:52.656618 38455 cuda_util.cpp:173] Check failed: cudaSetDevice(dev_id) : invalid device "
+        "ordinal (101)": "gpu_assignment_invalid",
+    })  # fmt: skip
+    _assert_benign(["(0) Resource exhausted is a status code of TensorFlow"])

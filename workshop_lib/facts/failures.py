@@ -1369,8 +1369,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bMODULE:(?:PT_)?SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
             r"\bTDRV:\w+\s+Failed to alloc(?:ate)? (?:DEVICE memory\b|[\d.]+[KMG]B \(usage: \w+\) on ND )",
-            # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing
-            r"RESOURCE_EXHAUSTED: Out of memory while trying to allocate \d+ bytes",
+            # XLA (JAX, TensorFlow) on the device: its allocator's own words for the same thing, with the
+            # status code as TensorFlow 1.x spells it too ("(0) Resource exhausted: Out of memory while
+            # trying to allocate 22927360 bytes." under an xla_compile node)
+            r"(?:RESOURCE_EXHAUSTED|Resource exhausted): Out of memory while trying to allocate \d+ bytes",
             # ... and on a TPU (torch_xla's XRT: "Attempting to reserve 10.51G at the bottom of memory.
             # That was not possible."; newer XLA: "Ran out of memory in memory space hbm")
             r"Attempting to reserve \S+ at the bottom of memory\. That was not possible\.",
@@ -2220,6 +2222,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # (10 vs. 0)  invalid device ordinal", error 10 being cudaErrorInvalidDevice)
             r"(?<=\(10 vs\. 0\)  )invalid device ordinal",
             r"(?<=\(101 vs\. 0\)  )invalid device ordinal",
+            # ... and OneFlow's check of the call itself ("Check failed: cudaSetDevice(dev_id) : invalid
+            # device ordinal (101)": a machine given more device ids than it has GPUs)
+            r"\bCheck failed: cudaSetDevice\(\w*\) : invalid device ordinal\b",
             # the CUDA driver API's name for it, as XLA (JAX) reports a device it was told to open
             # ("Failed call to cuDeviceGet: CUDA_ERROR_INVALID_DEVICE: invalid device ordinal": a
             # process given local device ids past the one GPU its Slurm task sees)
