@@ -3789,3 +3789,13 @@ def test_the_hundred_and_forty_first_batchs_wording_families():
         "ordinal (101)": "gpu_assignment_invalid",
     })  # fmt: skip
     _assert_benign(["(0) Resource exhausted is a status code of TensorFlow"])
+
+
+def test_the_hundred_and_forty_second_batchs_wording_families():
+    """The hundred-and-forty-second batch's false alarm: Environment Modules failing a job script's
+    `module load` is no failure line, as Lmod's unknown module is not (the script goes on)."""
+    _assert_benign([
+        "ERROR: Unable to locate a modulefile for 'anaconda'",
+        "ModuleCmd_Load.c(213):ERROR:105: Unable to locate a modulefile for 'cuda/11.8'",
+    ])  # fmt: skip
+    _assert_unknown(["ERROR: Unable to locate the checkpoint for 'step_1000'"])

@@ -561,6 +561,11 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # on the GPU)
     r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old)|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
+    # Environment Modules failing a `module load` in a job script ("ERROR: Unable to locate a modulefile
+    # for 'anaconda'"; v3's "ModuleCmd_Load.c(213):ERROR:105: Unable to locate ..."), as Lmod's "The
+    # following module(s) are unknown" is no failure line: the script goes on, and what needed the
+    # module fails later with lines of its own
+    r"\bERROR(?::\d+)?: Unable to locate a modulefile for '",
     # torch.compile failing on a frame and running it eagerly instead (suppress_errors): dynamo logs
     # the compiler's error at warning level and training goes on; a failure it does not absorb is raised
     r"\bW\d{4} [\d:.]+\s+\d+ torch/_dynamo/convert_frame\.py:\d+\]",
