@@ -3761,6 +3761,7 @@ def test_the_hundred_and_fortieth_batchs_wording_families():
     wav2vec 2.0 fine-tune) while a scale that keeps halving below it is still a collapse."""
     _assert_named({
         "Detected inf/nan during batch_number=0": "nan_loss",
+        "[rank0]: Detected inf/nan during batch_number=3": "nan_loss",
         "ValueError: DebugUnderflowOverflow: inf/nan detected, aborting as there is no point running "
         "further. Please scroll up above this traceback to see the activation values prior to this "
         "event.": "nan_loss",

@@ -2127,7 +2127,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bFunction '\w+' returned nan values in its \d+th output\b",
             # transformers' DebugUnderflowOverflow (--debug underflow_overflow) dumping the frames
             # before the first inf/nan activation, then aborting the run
-            r"^Detected inf/nan during batch_number=\d+",
+            r"\bDetected inf/nan during batch_number=\d+",
             r"\bDebugUnderflowOverflow: inf/nan detected, aborting\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
