@@ -3722,7 +3722,8 @@ def test_the_hundred_and_thirty_eighth_batchs_wording_families():
     assert verdict(bias).primary == "dataset_path_missing"
     assert verdict(bias[2:]).primary == "dataset_path_missing"
     other = ['  File "/w/train.py", line 90, in save_results', "    open(path, 'w')", bias[-1]]
-    assert verdict(other).primary is None and verdict(other).unrecognised
+    elsewhere = verdict(other)
+    assert elsewhere.primary is None and elsewhere.unrecognised
     _assert_unknown([
         "2023-03-03 05:15:30,774 WARNING worker.py:1866 -- The node with node id: 9426f445 and address: "
         "10.130.0.113 and node name: 10.130.0.113 has been marked dead because the detector has missed too "
@@ -3777,7 +3778,8 @@ def test_the_hundred_and_fortieth_batchs_wording_families():
         "[2020-12-19 17:33:23,955][fairseq.trainer][INFO] - NOTE: overflow detected, setting loss scale to: "
     )
     warmup = [scale + s for s in ("2.0", "1.0", "0.5", "0.25")]
-    assert verdict(warmup).primary is None and not verdict(warmup).findings
+    settled = verdict(warmup)
+    assert settled.primary is None and not settled.findings
     assert verdict([*warmup, scale + "0.125"]).primary == "nan_loss"
 
 
