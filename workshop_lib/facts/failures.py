@@ -125,6 +125,15 @@ LOSS_SCALE_REDUCED_PATTERN = (
     r"|[Ss]kipping step, loss scaler \d+ reducing loss scale to) " + _LOSS_SCALE
 )
 
+# A gradient norm that is NaN/Inf, in any trainer's cell ("grad norm: nan", "grad_norm: inf", a JSON
+# record's "'grad_norm': nan"). On a step whose loss is finite it is fp16's dynamic scaler meeting an
+# overflow when the step is then skipped: a later step with a finite norm and loss shows that it was
+# (applied, a NaN gradient leaves NaN weights and every later norm NaN), and such a log is no nan_loss.
+NONFINITE_GRAD_NORM_PATTERN = r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b"
+# ... and the finite cells that tell such a step from a diverged one, and show a later step was sound
+FINITE_GRAD_NORM_PATTERN = r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?\d"
+FINITE_LOSS_PATTERN = r"(?:\b|_)(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?\d"
+
 # Megatron's count of NaN iterations, when it is not zero (a nan_loss pattern; the diagnoser's cheap
 # NaN test also looks for it on its own, since every Megatron line carries the phrase).
 NAN_ITERATIONS_PATTERN = r"number of nan iterations: +[1-9]"
@@ -568,7 +577,7 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\bERROR(?::\d+)?: Unable to locate a modulefile for '",
     # torch.compile failing on a frame and running it eagerly instead (suppress_errors): dynamo logs
     # the compiler's error at warning level and training goes on; a failure it does not absorb is raised
-    r"\bW\d{4} [\d:.]+\s+\d+ torch/_dynamo/convert_frame\.py:\d+\]",
+    r"\bW\d{4} [\d:.]+\s+\d+ (?:\S*/)?torch/_dynamo/convert_frame\.py:\d+\]",  # (path relative or not)
     # a metric whose name ends in "Error" and whose value is a number ("Generation KL Error: 0.0004",
     # "Mean Squared Error: 0.02"): a space before "Error", unlike an exception's name ("KeyError: 0")
     r" Error: [-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?\s*$",
@@ -1079,12 +1088,15 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Got completion (?:from peer \S+ )?with (?:error[ =]|status=)(?:IBV_WC_\w+\()?\d+",
             r"NET/IB\S*: \w+: Got CQE with error \(",
             # ibvwrap: a verbs call failed (queue pair, completion queue, memory registration): the
-            # HCA is not usable from the container (memlock limit, wrong GID index). ibv_reg_dmabuf_mr
-            # is a probe NCCL may retry without dmabuf. An HCA it cannot open (ibv_open_device,
-            # "Unable to open device": no /dev/infiniband/uverbsN for it) it skips and uses the
-            # others, or with none left falls back to sockets, which nccl_socket_fallback names: those
-            # lines stay error-like (an unknown failure when nothing else explains the log), no cause.
-            r"WARN Call to ibv_(?!reg_dmabuf|open_device)\w+ failed",
+            # HCA is not usable from the container (memlock limit, wrong GID index). That includes
+            # ibv_reg_dmabuf_mr: NCCL (2.13 on) probes DMA-BUF support with an unchecked call that
+            # prints nothing, so the warning comes from registering a buffer, which fails the
+            # transport (NVIDIA/nccl#778: an IB driver too old for DMA-BUF; NCCL_DMABUF_ENABLE=0).
+            # An HCA it cannot open (ibv_open_device, "Unable to open device": no
+            # /dev/infiniband/uverbsN for it) it skips and uses the others, or with none left falls
+            # back to sockets, which nccl_socket_fallback names: those lines stay error-like (an
+            # unknown failure when nothing else explains the log), no cause.
+            r"WARN Call to ibv_(?!open_device)\w+ failed",
             r"NET/IB ?: ?Got async event ?: ?(?:port error|device fatal|local catastrophic)",
         ),
         "NCCL's InfiniBand/RoCE transport failed: a verbs call could not set up a queue pair or "
@@ -1642,16 +1654,24 @@ FAILURES: tuple[FailureSignature, ...] = (
             # found in kwargs. Please specify ... without `auto` (set to correct value)")
             r"` not found in kwargs\. Please specify `[\w.]+` without `auto`",
             # a --deepspeed_config that is no file on this node (written on the first node only): DeepSpeed
-            # then reads the string as a base64-encoded config, and decoding it fails
-            r"\bconfig_decoded = base64\.urlsafe_b64decode\(config\)",
+            # then reads the string as a base64-encoded config, and decoding it fails; accelerate's
+            # HfDeepSpeedConfig (the Trainer's --deepspeed) does the same with its own argument name
+            r"\bconfig_decoded = base64\.urlsafe_b64decode\(config(?:_file_or_dict)?\)",
+            # ... and then says so: "ValueError: Expected a string path to an existing deepspeed
+            # config, or a dictionary, or a base64 encoded string. Received: deepspeed.json" (a path
+            # relative to another working directory, a typo), or as the raise's own source line
+            # where a pasted traceback lost the message
+            r"\bExpected a string path to an existing deepspeed config\b",
             # ... and DeepSpeed's own checks that a configuration was given at all and is a file
             # (deepspeed.initialize(), the engine's argument check in older releases)
             r"\bDeepSpeed requires --deepspeed_config to specify configuration file\b",
             r"\bDeepSpeed configuration file: .* is not an existing file\b",
         ),
         "DeepSpeed refused its configuration (the ds_config JSON or what the trainer integration built "
-        "from it): a ZeRO option that does not go with the others, or a field of the wrong type.",
-        "Fix the ds_config field the line names (e.g. use DeepSpeed's own optimizer, or "
+        "from it): a ZeRO option that does not go with the others, a field of the wrong type, or no "
+        "config file at the path given.",
+        "Give the path of a ds_config that exists on every node (relative paths are read from the "
+        "working directory); fix the field the line names (e.g. use DeepSpeed's own optimizer, or "
         '`"zero_force_ds_cpu_optimizer": false`, with ZeRO-Offload; `offload_optimizer` is an object '
         '`{"device": "cpu"}`); https://www.deepspeed.ai/docs/config-json/ lists every field.',
     ),
@@ -1908,6 +1928,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # hold (logged before it re-raises the IndexError), and its multi-pass retry giving up
             r"Number of shards requested for a single epoch is more than the number of shards available",
             r"Multiple passes over the dataset did not allow for a valid shard string to be created",
+            # Lightning's fit loop with a train dataloader of length 0 (fewer samples than one batch
+            # with drop_last, or no samples): it logs this at info level and returns without a step
+            r"`Trainer\.fit` stopped: No training batches\b",
         ),
         "A split (train/validation/test) gets no samples: the corpus is too small for --split, "
         "--seq-length and the requested iterations, a split weight is 0 while evaluation asks "
@@ -1971,6 +1994,15 @@ FAILURES: tuple[FailureSignature, ...] = (
             # is a sharded layout the loader does not expect (Megatron-LM#4129: Megatron-FSDP's
             # flattened DTensor state in a test harness), not another model
             r"\bMissing key in checkpoint state_dict: \S",
+            # Flax handed parameters (a restored checkpoint) of another shape than the module would
+            # create (flax.errors.ScopeParamShapeError: "Initializer expected to generate shape (8,
+            # 4096) but got shape (32, 4096) instead for parameter "embedding" in ..."): the
+            # checkpoint was saved for another configuration (vocabulary, width)
+            r"\bInitializer expected to generate shape \([\d, ]*\) but got shape \([\d, ]*\) instead for parameter\b",
+            # torch's "size mismatch for <key>: copying a param with shape ..." where a mail client or
+            # an issue's paste broke it after "for", leaving the words alone on their line (sd-scripts
+            # resuming a LoRA state of another rank)
+            r"^\s*size mismatch for\s*$",
             r"\bSize mismatch between saved (?:torch\.Size\()?\[[\d, ]*\]\)? and current: "
             r"(?:torch\.Size\()?\[[\d, ]*\]\)? for (?!optim)",
         ),
@@ -2092,7 +2124,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # configuration ("'best_train_loss': inf", "best_valid_loss=inf", "min_loss: inf")
             r"(?:\b|(?<!best)(?<!best_train)(?<!best_valid)(?<!best_val)(?<!best_eval)(?<!best_dev)(?<!min)_)"
             r"(?:lm[ _])?[Ll]oss\b[\'\"]?\s*[:=|]?\s*[-+]?(?:inf|Inf|INF|Infinity)\b",
-            r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b",
+            NONFINITE_GRAD_NORM_PATTERN,
             # DeepSpeed's fp16 loss scaler giving up (deepspeed/runtime/fp16/loss_scaler.py)
             r"Current loss scale already at minimum",
             # other trainers' give-up on fp16 overflow: gpt-neox's OverflowMonitor, fairseq's scaler
@@ -2128,6 +2160,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # transformers' DebugUnderflowOverflow (--debug underflow_overflow) dumping the frames
             # before the first inf/nan activation, then aborting the run
             r"\bDetected inf/nan during batch_number=\d+",
+            # JAX's jax_debug_nans/jax_debug_infs stopping at the jitted step that produced one
+            # ("FloatingPointError: invalid value (nan) encountered in jit(compiled_train_step)"),
+            # also as a notebook's JSON error record ('"message": "invalid value (nan) ...'); numpy's
+            # RuntimeWarning "invalid value encountered in divide" has no "(nan)"
+            r"\binvalid value \((?:nan|inf)\) encountered in \S",
             r"\bDebugUnderflowOverflow: inf/nan detected, aborting\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
@@ -2617,9 +2654,6 @@ FAILURES: tuple[FailureSignature, ...] = (
             # torchrun): the variables torchrun or the PyTorchJob would set are missing
             r"\benvironment variable (?:MASTER_ADDR|MASTER_PORT|RANK|WORLD_SIZE) expected, but not set\b",
             r"(?:Assertion|Value)Error: .*\b(?:in|of) (?:the|your) config(?:'s|uration)?\b",
-            # accelerate handed a --deepspeed config path that does not exist (it then tries the text
-            # as base64): the flag names a missing file, not a config DeepSpeed refused
-            r"ValueError: Expected a string path to an existing deepspeed config\b",
             # a YAML config that does not parse (PyYAML's and ruamel's errors name the file and line)
             r"\byaml\.(?:scanner\.ScannerError|parser\.ParserError|constructor\.DuplicateKeyError): ",
             # ... or a YAML config the flag names that is not there (trl's YamlConfigParser opening

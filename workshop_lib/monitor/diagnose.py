@@ -227,6 +227,9 @@ _NAN_WORDS = (
 )  # fmt: skip
 _NAN_ITERATIONS = "number of nan iterations"
 _NAN_ITERATIONS_NONZERO = re.compile(F.NAN_ITERATIONS_PATTERN)
+_GRAD_NORM_CELL = re.compile(F.NONFINITE_GRAD_NORM_PATTERN)
+_FINITE_GRAD_NORM = re.compile(F.FINITE_GRAD_NORM_PATTERN)
+_FINITE_LOSS = re.compile(F.FINITE_LOSS_PATTERN)
 
 
 def _may_hold_nan(line: str) -> bool:
@@ -540,6 +543,10 @@ class _Scan:
         # nan_loss: the last NaN in a validation report, and whether any NaN came from elsewhere
         self.validation_nan: int | None = None
         self.nan_outside_validation = False
+        # nan_loss added from steps whose only non-finite number was the gradient norm (their count
+        # and the last), and a later step whose norm and losses were finite (F.NONFINITE_GRAD_NORM_PATTERN)
+        self.grad_only_nans = 0
+        self.grad_only_last: int | None = None
         # rank -> the lines of tracebacks reported as handled whose exception line has not come yet
         self.handled_traceback: dict[str, list[int]] = {}
         self.corroborated: set[int] = set()
@@ -637,7 +644,10 @@ class _Scan:
         for i in sigs:
             sig, rx = _SIGS[i]
             if rx.search(line):
-                self._add(sig.label, number, line)
+                if sig.label == "nan_loss":
+                    self._add_nan(number, line)
+                else:
+                    self._add(sig.label, number, line)
                 return
         likes = range(len(_ERROR_LIKES)) if everything else [i for kind, i in targets if kind == "error_like"]
         if likes:
@@ -794,15 +804,11 @@ class _Scan:
         if isinstance(scale, float) and math.isfinite(scale):
             self.max_loss_scale = max(self.max_loss_scale, scale)
         nan_grad = isinstance(grad, float) and not math.isfinite(grad)
-        if (
-            bad
-            or nan_grad
-            or (rec.get("nan_iterations") or 0) > 0
-            or vanished
-            or collapsed
-            or (_may_hold_nan(line) and _NAN.search(line))
-        ):
-            self._add("nan_loss", number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
+        other = bool(bad or (rec.get("nan_iterations") or 0) > 0 or vanished or collapsed)
+        if other:
+            self._add("nan_loss", number, line)
+        elif nan_grad or (_may_hold_nan(line) and _NAN.search(line)):
+            self._add_nan(number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
             self._late_skip(number, line, skipped)
         self._stuck_scale(number, line, scale if skipped > 0 else None)
@@ -981,6 +987,36 @@ class _Scan:
                 return number, line
         return None
 
+    @staticmethod
+    def _grad_only_nan(line: str) -> bool:
+        """The line's only NaN/Inf is its gradient norm, next to a finite loss."""
+        if not _FINITE_LOSS.search(line):
+            return False
+        rest = _GRAD_NORM_CELL.sub("", line)  # the line without its gradient-norm cell
+        return rest != line and not (_may_hold_nan(rest) and _NAN.search(rest))
+
+    def _add_nan(self, number: int, line: str) -> None:
+        """nan_loss, noting a step whose only non-finite number is its gradient norm."""
+        self._add("nan_loss", number, line)
+        if self._grad_only_nan(line):
+            self.grad_only_nans += 1
+            self.grad_only_last = number
+
+    def _skipped_overflow_nan(self) -> None:
+        """A NaN/Inf gradient norm on steps with a finite loss, and a later step whose norm and loss are
+        finite: fp16's scaler skipped the overflowed steps (F.NONFINITE_GRAD_NORM_PATTERN), no nan_loss."""
+        f = self.found.get("nan_loss")
+        if f is None or not self.grad_only_nans or f.count != self.grad_only_nans:
+            return
+        last = self.grad_only_last
+        assert last is not None  # set with the first such step
+        if any(
+            n > last and _FINITE_GRAD_NORM.search(line) and _FINITE_LOSS.search(line)
+            and not (_may_hold_nan(line) and _NAN.search(line))
+            for n, line in self.tail
+        ):  # fmt: skip
+            del self.found["nan_loss"]
+
     def _validation_only_nan(self) -> None:
         """A NaN loss only in validation reports, and training steps with a finite loss after the
         last of them (F.VALIDATION_LINE_PATTERN): not a diverging run, an unknown failure."""
@@ -1082,6 +1118,7 @@ class _Scan:
             if i in self.corroborated and _WEAK[i][0] not in named:
                 named.add(_WEAK[i][0])
                 self._add(_WEAK[i][0], number, line)
+        self._skipped_overflow_nan()
         self._validation_only_nan()
         self._skipping()
         self._nonfinite()
