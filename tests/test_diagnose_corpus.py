@@ -3858,3 +3858,21 @@ def test_a_nan_gradient_norm_that_a_later_sound_step_follows_is_an_fp16_skip():
     hf = "{'loss': %s, 'grad_norm': %s, 'learning_rate': 2e-05, 'epoch': 0.01}"
     assert verdict([hf % ("2.31", "nan"), hf % ("2.29", "1.7")]).primary is None
     assert verdict([hf % ("2.31", "nan"), hf % ("nan", "nan")]).primary == "nan_loss"
+
+
+def test_the_hundred_and_forty_fourth_batchs_wording_families():
+    """The hundred-and-forty-fourth batch's false alarms: mmengine's non-strict load warning with its
+    level coloured (in a notebook's JSON too) or printed alone without a logger; the strict load's
+    RuntimeError of the same words is still a checkpoint mismatch."""
+    mismatch = (
+        "size mismatch for cls_head.fc_cls.weight: copying a param with shape torch.Size([400, 2048]) "
+        "from checkpoint, the shape in current model is torch.Size([2, 2048])."
+    )
+    for warning in (
+        '      "01/31 10:55:37 - mmengine - \\u001b[5m\\u001b[4m\\u001b[33mWARNING\\u001b[0m - The model and '
+        'loaded state dict do not match exactly\\n",',
+        "The model and loaded state dict do not match exactly",
+    ):
+        assert verdict([warning, "", mismatch]).findings == [], warning
+    strict = "RuntimeError: The model and loaded state dict do not match exactly"
+    assert verdict([strict, "", mismatch]).primary == "checkpoint_mismatch"
