@@ -3876,3 +3876,27 @@ def test_the_hundred_and_forty_fourth_batchs_wording_families():
         assert verdict([warning, "", mismatch]).findings == [], warning
     strict = "RuntimeError: The model and loaded state dict do not match exactly"
     assert verdict([strict, "", mismatch]).primary == "checkpoint_mismatch"
+
+
+def test_the_hundred_and_forty_fifth_batchs_wording_families():
+    """The hundred-and-forty-fifth batch: Graphcore's Poplar running out of IPU tile memory, a TPU
+    another process holds, and two false alarms: peft's offline lookup that it says it ignores, and
+    TensorFlow's TPU rewrite listing unused ops at error level."""
+    _assert_named({
+        "    terminate called after throwing an instance of 'poplar::graph_memory_allocation_error'": "cuda_oom",
+        "    what():  Out of memory: Cannot fit all variable data onto one or more tiles. Profile saved to: "
+        "./report_OOM/profile.pop": "cuda_oom",
+        # the master's name not resolving is still that, whatever library says it
+        "socket.gaierror: [Errno -3] Temporary failure in name resolution": "master_addr_unresolved",
+    })  # fmt: skip
+    _assert_unknown([
+        'I0000 00:00:1648534265.148743  625905 tpu_initializer_helper.cc:94] libtpu.so already in use by '
+        'another process. Run "$ sudo lsof -w /dev/accel0" to figure out which process is using the TPU.'
+    ])  # fmt: skip
+    _assert_benign([
+        "/opt/venv/lib/python3.12/site-packages/peft/utils/other.py:1394: UserWarning: Unable to fetch remote "
+        "file due to the following error [Errno -3] Temporary failure in name resolution - silently ignoring "
+        "the lookup for the file config.json in unsloth/gemma-4-E2B-it.",
+        "ERROR:tensorflow:Operation of type Placeholder (module_apply_tokens/input_ids) is not supported on "
+        "the TPU. Execution will fail if this op is used in the graph.",
+    ])  # fmt: skip

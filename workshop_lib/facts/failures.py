@@ -446,6 +446,9 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # command not found"); a missing helper ("lspci: command not found") is a healthy set-up's noise
     r": line \d+: --[\w-]+: command not found\b",
     r"^\s*Exception has occurred: \w+",  # an exception as VS Code's debugger (debugpy) reports it
+    # a TPU VM whose chips another process holds (libtpu's initializer, logged at info level: "libtpu.so
+    # already in use by another process. Run "$ sudo lsof -w /dev/accel0" ..."): this process gets no TPU
+    r"\blibtpu\.so already in use by another process\b",
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
     r"\bAssertion `[^`]*(?:` failed|$)",
@@ -578,6 +581,12 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # torch.compile failing on a frame and running it eagerly instead (suppress_errors): dynamo logs
     # the compiler's error at warning level and training goes on; a failure it does not absorb is raised
     r"\bW\d{4} [\d:.]+\s+\d+ (?:\S*/)?torch/_dynamo/convert_frame\.py:\d+\]",  # (path relative or not)
+    # TensorFlow's TPU rewrite listing, at error level, ops it would not run there ("ERROR:tensorflow:
+    # Operation of type Placeholder (module_apply_tokens/input_ids) is not supported on the TPU.
+    # Execution will fail if this op is used in the graph."): a TF-Hub module's unused inputs, pruned
+    # from the graph (the Cloud TPU BERT colab trains on after them); an op that is used fails later
+    # with an error of its own
+    r"\bis not supported on the TPU\. Execution will fail if this op is used in the graph\.",
     # a metric whose name ends in "Error" and whose value is a number ("Generation KL Error: 0.0004",
     # "Mean Squared Error: 0.02"): a space before "Error", unlike an exception's name ("KeyError: 0")
     r" Error: [-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?\s*$",
@@ -1333,7 +1342,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # not Slurm's own lookups of its daemons on their ports 68xx (slurmstepd's "_xgetaddrinfo:
             # getaddrinfo(ctl:6817) failed: Temporary failure in name resolution"): the job's master is
             # never among them. (No leading ".*": a match must start at the words, for unwrapping.)
-            r"(?<!:68\d\d\) failed: )(?:Name or service not known|Temporary failure in name resolution)",
+            # Nor a library's optional lookup that says it goes on without the file (peft's "Unable to
+            # fetch remote file due to the following error [Errno -3] Temporary failure in name
+            # resolution - silently ignoring the lookup for the file config.json", offline).
+            r"(?<!:68\d\d\) failed: )(?:Name or service not known|Temporary failure in name resolution)"
+            r"(?!.*\bsilently ignoring the lookup\b)",
             r"gai error: -?\d+",
             r"host not found",
             # gloo's wording (transport/tcp/device.cc)
@@ -1383,6 +1396,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bHIP out of memory\b|\bhipErrorOutOfMemory\b",
             r"\bHIP error:\sout of memory\b",  # torch for ROCm's "CUDA error: out of memory"
             r"\bMODULE:PT_DEVMEM Allocation failed\b",
+            # Graphcore's Poplar compiling a graph whose variables do not fit in the IPU's tile memory
+            # ("terminate called after throwing an instance of 'poplar::graph_memory_allocation_error'",
+            # "what():  Out of memory: Cannot fit all variable data onto one or more tiles.")
+            r"\bpoplar::graph_memory_allocation_error\b",
+            r"\bOut of memory: Cannot fit all variable data onto one or more tiles\b",
             r"\bMODULE:(?:PT_)?SYNHELPER workspace Allocation of size ::\d+ failed",  # Gaudi's graph workspace
             r"\bTDRV:\w+\s+Failed to reserve one tmpbuf memory\b",
             r"\bTDRV:\w+\s+Failed to alloc(?:ate)? (?:DEVICE memory\b|[\d.]+[KMG]B \(usage: \w+\) on ND )",
