@@ -3900,3 +3900,22 @@ def test_the_hundred_and_forty_fifth_batchs_wording_families():
         "ERROR:tensorflow:Operation of type Placeholder (module_apply_tokens/input_ids) is not supported on "
         "the TPU. Execution will fail if this op is used in the graph.",
     ])  # fmt: skip
+
+
+def test_the_hundred_and_forty_sixth_batchs_wording_families():
+    """The hundred-and-forty-sixth batch's false alarm: logging's QueueListener thread dying of an
+    EOFError when the processes feeding it have exited, after training finished; and a frame's bare
+    raise statement is not listed beside the exception line that says the same."""
+    listener = [
+        "Exception in thread Thread-1:",
+        "Traceback (most recent call last):",
+        '  File "/home/pai/lib/python3.6/logging/handlers.py", line 1476, in _monitor',
+        "    record = self.dequeue(True)",
+        '  File "/home/pai/lib/python3.6/multiprocessing/connection.py", line 383, in _recv',
+        "    raise EOFError",
+        "EOFError",
+    ]
+    v = verdict(listener)
+    assert v.findings == [] and v.unrecognised == []
+    raised = ['  File "/x/reward_score/__init__.py", line 37, in _default_compute_score', "    raise NotImplementedError", "NotImplementedError"]  # fmt: skip
+    assert [u["line"] for u in verdict(raised).unrecognised] == ["NotImplementedError"]

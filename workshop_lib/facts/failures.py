@@ -267,11 +267,14 @@ FAIRSEQ_LOSS_SCALE_COLLAPSE = 0.25
 # wandb's status threads (NetStatThr, ChkStopThr, IntMsgThr: a run's polls of its own wandb service)
 # die with the traceback Python prints for any thread ("Exception in thread NetStatThr:", then a
 # BrokenPipeError when the service went away at the end of the run); the training never depends on them.
+# logging's QueueListener thread (a trainer's multi-process logging, Chinese-CLIP's) dies the same way
+# when the processes feeding its queue have exited ("EOFError" from its _monitor's dequeue).
 # The exception line that ends each (per rank) is no failure.
 HANDLED_TRACEBACK_PATTERN = (
     r"\bImport of \w+ from [\w.]+ failed with: Traceback|\bException ignored in: <"
     r"|\bFile \"[^\"]*multiprocessing/queues\.py\", line \d+, in _feed\b"
     r"|\bFile \"[^\"]*multiprocessing/util\.py\", line \d+, in _run_finalizers\b"
+    r"|\bFile \"[^\"]*logging/handlers\.py\", line \d+, in _monitor\b"
     r"|\bFile \"[^\"]*wandb/sdk/wandb_run\.py\", line \d+, in "
     r"(?:check_network_status|check_stop_status|check_internal_messages)\b"
     r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
@@ -569,6 +572,10 @@ EXPLAINED_BY: dict[str, str] = {
 NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"\[WARNING\]",  # DeepSpeed's op report and torchrun's OMP_NUM_THREADS notice
     r"^\s*(?:\[\w+\]:?\s*)?File \"",  # traceback frames: the exception line says more
+    # ... and a frame's source line that raises with no message of its own ("    raise EOFError"):
+    # the exception line after it says the same (a traceback cut before it is listed by its last
+    # source line all the same, CUT_TRACEBACK_LINES)
+    r"^\s{2,}raise [A-Za-z_][\w.]*\s*$",
     # (not torch finding a driver too old for its CUDA: it says so as a UserWarning, then runs nothing
     # on the GPU)
     r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old)|FutureWarning|DeprecationWarning",
