@@ -127,8 +127,8 @@ LOSS_SCALE_REDUCED_PATTERN = (
 
 # A gradient norm that is NaN/Inf, in any trainer's cell ("grad norm: nan", "grad_norm: inf", a JSON
 # record's "'grad_norm': nan"). On a step whose loss is finite it is fp16's dynamic scaler meeting an
-# overflow when the step is then skipped: a later step with a finite norm and loss shows that it was
-# (applied, a NaN gradient leaves NaN weights and every later norm NaN), and such a log is no nan_loss.
+# overflow, if the step was skipped; a later step with a finite norm and loss shows that it was (a NaN
+# gradient applied leaves NaN weights and every later norm NaN), and such a log is no nan_loss.
 NONFINITE_GRAD_NORM_PATTERN = r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?(?:nan|NaN|NAN|inf|Inf|INF)\b"
 # ... and the finite cells that tell such a step from a diverged one, and show a later step was sound
 FINITE_GRAD_NORM_PATTERN = r"\bgrad[ _]norm\b[\'\"]?\s*[:=|]?\s*[-+]?\d"
