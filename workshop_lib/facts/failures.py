@@ -2188,12 +2188,12 @@ FAILURES: tuple[FailureSignature, ...] = (
             # transformers' DebugUnderflowOverflow (--debug underflow_overflow) dumping the frames
             # before the first inf/nan activation, then aborting the run
             r"\bDetected inf/nan during batch_number=\d+",
+            r"\bDebugUnderflowOverflow: inf/nan detected, aborting\b",
             # JAX's jax_debug_nans/jax_debug_infs stopping at the jitted step that produced one
             # ("FloatingPointError: invalid value (nan) encountered in jit(compiled_train_step)"),
             # also as a notebook's JSON error record ('"message": "invalid value (nan) ...'); numpy's
             # RuntimeWarning "invalid value encountered in divide" has no "(nan)"
             r"\binvalid value \((?:nan|inf)\) encountered in \S",
-            r"\bDebugUnderflowOverflow: inf/nan detected, aborting\b",
         ),
         "The loss became NaN/Inf: the run diverged (learning rate too high, fp16 overflow, bad data) "
         "or a GPU produced corrupt results.",

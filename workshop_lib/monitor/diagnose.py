@@ -241,6 +241,11 @@ def _may_hold_nan(line: str) -> bool:
     return any(word in line for word in _NAN_WORDS)
 
 
+def _holds_nan(line: str) -> bool:
+    """A nan_loss pattern matches the line (the cheap word test first)."""
+    return _may_hold_nan(line) and _NAN.search(line) is not None
+
+
 _WEAK = [(label, re.compile(line), re.compile(other)) for label, line, other in F.CORROBORATED_SIGNS]
 
 # --- literal gates: the speed of a pass ---------------------------------------------------------
@@ -807,7 +812,7 @@ class _Scan:
         other = bool(bad or (rec.get("nan_iterations") or 0) > 0 or vanished or collapsed)
         if other:
             self._add("nan_loss", number, line)
-        elif nan_grad or (_may_hold_nan(line) and _NAN.search(line)):
+        elif nan_grad or _holds_nan(line):
             self._add_nan(number, line)  # _NAN: cells without a colon ("lm loss NAN"), other forks
         if skipped > 0 and rec["iteration"] > F.SKIP_GRACE_ITERATIONS:
             self._late_skip(number, line, skipped)
@@ -993,7 +998,7 @@ class _Scan:
         if not _FINITE_LOSS.search(line):
             return False
         rest = _GRAD_NORM_CELL.sub("", line)  # the line without its gradient-norm cell
-        return rest != line and not (_may_hold_nan(rest) and _NAN.search(rest))
+        return rest != line and not _holds_nan(rest)
 
     def _add_nan(self, number: int, line: str) -> None:
         """nan_loss, noting a step whose only non-finite number is its gradient norm."""
@@ -1012,7 +1017,7 @@ class _Scan:
         assert last is not None  # set with the first such step
         if any(
             n > last and _FINITE_GRAD_NORM.search(line) and _FINITE_LOSS.search(line)
-            and not (_may_hold_nan(line) and _NAN.search(line))
+            and not _holds_nan(line)
             for n, line in self.tail
         ):  # fmt: skip
             del self.found["nan_loss"]
