@@ -3919,3 +3919,37 @@ def test_the_hundred_and_forty_sixth_batchs_wording_families():
     assert v.findings == [] and v.unrecognised == []
     raised = ['  File "/x/reward_score/__init__.py", line 37, in _default_compute_score', "    raise NotImplementedError", "NotImplementedError"]  # fmt: skip
     assert [u["line"] for u in verdict(raised).unrecognised] == ["NotImplementedError"]
+
+
+def test_the_hundred_and_forty_seventh_batchs_wording_families():
+    """The hundred-and-forty-seventh batch: a SIGKILL passed on through a Python wrapper as exit
+    status 247; fast.ai's course printing each epoch's loss first in a list; a notebook file's
+    traceback with its colour codes in JSON's spelling; JAX's sharding check (a code bug, not a flag
+    refused); and ModelScope's logged 404 that the caller catches before training."""
+    _assert_named({
+        "[f35a2cc1] 172.31.36.1: [ERROR] [launch.py:184:sigkill_handler] ['python3', '-m', "
+        "'determined.exec.harness', 'model_def:CIFARTrial'] exits with return code = 247": "host_oom_killed",
+        "[f35a2cc1] pdsh@ip-172-31-36-1: 172.31.42.141: ssh exited with exit code 247": "host_oom_killed",
+        '      "train: [nan, tensor(0.0986, device=\'cuda:0\')]\\n",': "nan_loss",
+        # a flag refused beside another is still that
+        "ValueError: FlexAttention is not compatible with selective AC yet": "train_flags_invalid",
+    })  # fmt: skip
+    assert verdict(["exits with return code = 248"]).primary != "host_oom_killed"
+    assert verdict(["train: [0.2913, tensor(0.9114, device='cuda:0')]"]).findings == []
+    coloured = (
+        "      \"\\u001b[0;31mAttributeError\\u001b[0m: 'TensorDataset' object has no attribute 'loss_func'\""
+    )
+    v = verdict([coloured])
+    assert v.primary is None and [u["line"] for u in v.unrecognised] == [
+        "      \"AttributeError: 'TensorDataset' object has no attribute 'loss_func'\""
+    ]
+    _assert_unknown([
+        "ValueError: One of with_sharding_constraint arguments is incompatible with its sharding annotation "
+        "NamedSharding(mesh=Mesh('fsdp': 2, 'tp': 2), spec=P('fsdp', 'tp', None)): Sharding ... is only valid "
+        "for values of rank at least 3, but was applied to a value of rank 2.",
+        # a lookup nobody catches ends in the raise's own line
+        "requests.exceptions.HTTPError: The request model: Qwen/Qwen2___5-0___5B-Instruct does not exist!",
+    ])  # fmt: skip
+    _assert_benign([
+        '      "[ERROR:modelscope] The request model: Qwen/Qwen2___5-0___5B-Instruct does not exist!\\n",',
+    ])  # fmt: skip

@@ -594,6 +594,11 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # from the graph (the Cloud TPU BERT colab trains on after them); an op that is used fails later
     # with an error of its own
     r"\bis not supported on the TPU\. Execution will fail if this op is used in the graph\.",
+    # ModelScope's hub client logging a 404 before it raises ("[ERROR:modelscope] The request model:
+    # Qwen/Qwen2___5-0___5B-Instruct does not exist!", hub/errors.py's handle_http_response): ms-swift
+    # and its tutorials catch the raise and load the model from the local cache, then train; a lookup
+    # nobody catches ends in the raise's own exception line ("HTTPError: The request model: ...")
+    r"\[ERROR:modelscope\] The request model: \S+ does not exist!",
     # a metric whose name ends in "Error" and whose value is a number ("Generation KL Error: 0.0004",
     # "Mean Squared Error: 0.02"): a space before "Error", unlike an exception's name ("KeyError: 0")
     r" Error: [-+]?\d+(?:\.\d+)?(?:[eE][-+]?\d+)?%?\s*$",
@@ -1544,6 +1549,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"The node was low on resource: memory\b",
             r"The node had condition: \[MemoryPressure\]",
             r"exits with return code = -9\b",
+            # ... and the same -9 passed on by a Python wrapper between the launcher and the rank
+            # (sys.exit(-9) leaves 247, 256 - 9: Determined's pid_client under DeepSpeed's launcher,
+            # "... exits with return code = 247", then pdsh's "ssh exited with exit code 247" and
+            # the cluster's "container failed with non-zero exit code: 247")
+            r"\b(?:exits with return code = |ssh exited with exit code |container failed with non-zero exit code: )247\b",
             # GNU time (/usr/bin/time) reporting the command it ran SIGKILLed
             r"Command terminated by signal 9\b",
             # Python's subprocess reporting the child it ran SIGKILLed (accelerate launch, a
@@ -2144,6 +2154,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # DeepXDE's table ("Step  Train loss  Test loss  Test metric", then "2000  [nan]  [nan]
             # [nan]"): a step whose training losses, a bracketed list, hold a NaN
             r"^\s*\d+\s+\[(?:[-+\d.e]+, )*nan\b[^\]]*\]\s+\[",
+            # fast.ai course-v3's AvgStatsCallback ("train: [nan, tensor(0.0986, device='cuda:0')]"):
+            # each epoch's stats as a list whose first value is the loss
+            r"\b(?:train|valid): \[[-+]?(?:nan|inf), ",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
             # ... and a JSON record's quoted value (fairseq's epoch stats: '"train_loss": "nan"')
@@ -2616,7 +2629,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"ValueError: Invalid (?:value for )?[a-z][a-z0-9]*(?:[_-][a-z0-9]+)+:? ",
             # ... or that refuse two options together ("ValueError: FlexAttention is not compatible with
             # selective AC yet", torchtitan)
-            r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with ",
+            # (not JAX's "ValueError: One of with_sharding_constraint arguments is incompatible with its
+            # sharding annotation ...": an array whose rank its PartitionSpec does not fit, a code bug)
+            r"(?:(?:Value|NotImplemented)Error|MisconfigurationException): [\w .`'()=-]{1,80} (?:is|are) (?:not (?:yet )?(?:compatible|supported)|incompatible) with (?!its sharding annotation)",
             # Lightning's Slurm environment refusing a Trainer that disagrees with the allocation
             # ("You set `devices=2` in Lightning, but the number of tasks per node configured in SLURM
             # `--ntasks-per-node=1` does not match. HINT: Set `devices=1`.", the same for num_nodes and

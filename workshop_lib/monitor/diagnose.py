@@ -198,9 +198,11 @@ _RETRACTED = [(re.compile(warning), re.compile(retraction)) for warning, retract
 _RETRACT_TARGETS = frozenset(("retract", i) for i in range(len(_RETRACTED)))
 _STACK_DUMP = _alt(F.STACK_DUMP_PATTERNS)
 # Terminal colour and cursor codes: a notebook's traceback prints "\x1b[0;31mTypeError\x1b[0m: ...",
-# whose words no pattern would find between the escapes.
+# whose words no pattern would find between the escapes; the .ipynb file stores the same escape in
+# JSON's spelling ("\u001b[0;31mAttributeError\u001b[0m: ..."), which is read the same way.
 _ESC = "\x1b["
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
+_JSON_ESC = "\\u001b["
+_ANSI = re.compile(r"(?:\x1b|\\u001b)\[[0-9;?]*[A-Za-z]")
 _PROGRESS = re.compile(F.PROGRESS_LINE_PATTERN)
 _VALIDATION = re.compile(F.VALIDATION_LINE_PATTERN)
 _SUCCEEDED = _alt(F.RUN_SUCCEEDED_PATTERNS)
@@ -567,7 +569,7 @@ class _Scan:
     def feed(self, line: str) -> None:
         """One line (every check runs on it); :meth:`feed_block` is the fast way for many lines."""
         self.number += 1
-        if _ESC in line:
+        if _ESC in line or _JSON_ESC in line:
             line = _ANSI.sub("", line)
         self.tail.append((self.number, line))
         self._line(line, self.number, None)
@@ -576,8 +578,9 @@ class _Scan:
         """Many lines at once: gates are looked for in C, and only lines with a gate cost Python time."""
         base = self.number
         text = "\n".join(lines)
-        if _ESC in text:  # colour codes (notebooks, Ray, rich): read the words, not the escapes
-            lines = [_ANSI.sub("", line) if _ESC in line else line for line in lines]
+        # colour codes (notebooks, Ray, rich): read the words, not the escapes
+        if _ESC in text or _JSON_ESC in text:
+            lines = [_ANSI.sub("", line) if _ESC in line or _JSON_ESC in line else line for line in lines]
             text = "\n".join(lines)
         hits = _block_targets(lines, text)
         for k in sorted(hits):
