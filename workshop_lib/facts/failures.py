@@ -2155,8 +2155,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # [nan]"): a step whose training losses, a bracketed list, hold a NaN
             r"^\s*\d+\s+\[(?:[-+\d.e]+, )*nan\b[^\]]*\]\s+\[",
             # fast.ai course-v3's AvgStatsCallback ("train: [nan, tensor(0.0986, device='cuda:0')]"):
-            # each epoch's stats as a list whose first value is the loss
-            r"\b(?:train|valid): \[[-+]?(?:nan|inf), ",
+            # each epoch's stats as a list whose first value is the loss (spelt out per split, so that
+            # the pattern's gate is "train: [", not the "train" of every healthy line)
+            r"\b(?:train: \[(?:nan|inf)|valid: \[(?:nan|inf)), ",
             # other trainers' and older Megatron/DeepSpeed spellings: no colon, capitals, Infinity, tables
             # ... and any snake_case loss key (NeMo/Lightning's "reduced_train_loss=nan.0", "val_loss")
             # ... and a JSON record's quoted value (fairseq's epoch stats: '"train_loss": "nan"')
