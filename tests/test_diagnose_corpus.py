@@ -3953,3 +3953,18 @@ def test_the_hundred_and_forty_seventh_batchs_wording_families():
     _assert_benign([
         '      "[ERROR:modelscope] The request model: Qwen/Qwen2___5-0___5B-Instruct does not exist!\\n",',
     ])  # fmt: skip
+
+
+def test_the_hundred_and_forty_eighth_batchs_wording_families():
+    """The hundred-and-forty-eighth batch: a dataset missing under Kaggle's mount point, DeePMD-kit
+    finding no training system at its configured paths, and Hydra's override grammar refusing a bare
+    argument; a model or config file missing under /kaggle/input stays none of them."""
+    _assert_named({
+        "FileNotFoundError: [Errno 2] No such file or directory: '/kaggle/input/vesuvius-challenge-ink-detection/test'":
+            "dataset_path_missing",
+        "OSError: [Error cannot find valid a data system] Please check your setting for data systems":
+            "dataset_path_missing",
+        "hydra.errors.OverrideParseException: Error parsing override 'config.yaml'": "train_flags_invalid",
+    })  # fmt: skip
+    model = "FileNotFoundError: [Errno 2] No such file or directory: '/kaggle/input/deberta-v3-large/model.safetensors'"
+    assert verdict([model]).primary != "dataset_path_missing"

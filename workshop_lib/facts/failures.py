@@ -1899,6 +1899,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # file or no access: '.../BraTS20_Training_085_flair.nii'" under MONAI's LoadImage)
             r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"][^'\"]*\.(?:nii(?:\.gz)?|mh[ad]|nrrd|dcm)['\"]",
             # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
+            # DeePMD-kit (under DP-GEN) finding no training system at the paths its parameter file lists
+            # ("OSError: [Error cannot find valid a data system] Please check your setting for data
+            # systems"; DP-GEN's common-errors page: the dataset paths are set wrong)
+            r"\bcannot find valid a data system\b",
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
@@ -1916,7 +1920,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             + _SETTINGS_FILE_WORDS
             + "))"
             r"(?:[^'\"]*/)?(?i:data|datasets?|train(?:ing)?|val(?:id|idation)?|coco\w*|imagenet|ILSVRC\w*"
-            r"|annotations?|corpus|corpora)(?:['\"/_.\-]|\d)",
+            r"|annotations?|corpus|corpora"
+            # ... and Kaggle's mount point of every dataset and competition attached to a notebook
+            # ("/kaggle/input/vesuvius-challenge-ink-detection/test": the data was not added to it)
+            r"|kaggle/input)(?:['\"/_.\-]|\d)",
         ),
         "A data file the run reads does not exist where it looks: the --data-path prefix, a dataset "
         "file, or the index cache that rank 0 builds from them.",
@@ -2676,6 +2683,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # 'trainer.foo'." (a key the config lacks: add it with +trainer.foo=...)
             r"^Ambiguous value for argument '[\w.+~@/-]+=",
             r"^Could not override '[\w.+~@/-]+'\.",
+            # ... and its override grammar refusing an argument that is no key=value at all (a config
+            # file passed bare, "nequip-train config.yaml", where Hydra wants -cn config.yaml):
+            # "hydra.errors.OverrideParseException: Error parsing override 'config.yaml'"
+            r"\bOverrideParseException: Error parsing override '",
             r"ValueError: '[^']{1,80}' is not a valid [A-Z]\w+$",
             r"ValueError: \S{1,80} is not a valid [A-Z]\w+, please select one of \[",
             # argparse's own refusal, printed as "<prog>: error: ..." (any trainer's or launcher's
