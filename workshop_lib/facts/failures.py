@@ -1901,8 +1901,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             # DeePMD-kit (under DP-GEN) finding no training system at the paths its parameter file lists
             # ("OSError: [Error cannot find valid a data system] Please check your setting for data
-            # systems"; DP-GEN's common-errors page: the dataset paths are set wrong)
-            r"\bcannot find valid a data system\b",
+            # systems"; DP-GEN's common-errors page: the dataset paths are set wrong) (from "find": with
+            # "cannot" first, its gate would share "cannot " with dataset_index_corrupt's "cannot
+            # read" and catch every line that says "cannot")
+            r"\bfind valid a data system\b",
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
