@@ -3968,3 +3968,20 @@ def test_the_hundred_and_forty_eighth_batchs_wording_families():
     })  # fmt: skip
     model = "FileNotFoundError: [Errno 2] No such file or directory: '/kaggle/input/deberta-v3-large/model.safetensors'"
     assert verdict([model]).primary != "dataset_path_missing"
+
+
+def test_the_hundred_and_forty_ninth_batchs_wording_families():
+    """The hundred-and-forty-ninth batch: PaddleSeg finding no dataset at its root, verl's weight sync
+    refusing a tensor larger than its configured bucket, and torch's warning that the GPU is newer
+    than every architecture its build holds kernels for (a UserWarning, but nothing runs there)."""
+    _assert_named({
+        "ValueError: The dataset is not Found or the folder structure is nonconfoumance.": "dataset_path_missing",
+        "   AssertionError: Weight model.embed_tokens.weight(torch.Size([151936, 4096]), torch.float32) is too "
+        "large to fit in the bucket.": "train_flags_invalid",
+    })  # fmt: skip
+    newer = "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."
+    _assert_unknown([newer])
+    same_line = "/x/torch/cuda/__init__.py:235: UserWarning: " + newer
+    assert [u["line"] for u in verdict([same_line]).unrecognised] == [same_line]
+    # torch's other UserWarnings stay quiet
+    _assert_benign(["/x/torch/cuda/__init__.py:104: UserWarning: TypedStorage is deprecated."])

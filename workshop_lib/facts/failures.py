@@ -452,6 +452,13 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a TPU VM whose chips another process holds (libtpu's initializer, logged at info level: "libtpu.so
     # already in use by another process. Run "$ sudo lsof -w /dev/accel0" ..."): this process gets no TPU
     r"\blibtpu\.so already in use by another process\b",
+    # torch finding a GPU newer than every architecture its build holds kernels for ("NVIDIA GeForce
+    # RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."):
+    # a UserWarning, but nothing runs on that GPU ("no kernel image is available" at the first
+    # kernel); the fix is a build for that architecture
+    # (its gate the words after the architecture: with "compatible" in it, every line that says
+    # "compatible" would try this pattern)
+    r"\bCUDA capability sm_\d+ is not\b.{0,20} the current PyTorch installation\b",
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
     r"\bAssertion `[^`]*(?:` failed|$)",
@@ -578,7 +585,10 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     r"^\s{2,}raise [A-Za-z_][\w.]*\s*$",
     # (not torch finding a driver too old for its CUDA: it says so as a UserWarning, then runs nothing
     # on the GPU)
-    r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old)|FutureWarning|DeprecationWarning",
+    # (nor a GPU newer than every architecture the build holds kernels for, when the warning's message
+    # shares its line)
+    r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old|:\s*\S.*? with CUDA "
+    r"capability sm_\d+ is not compatible)|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
     # Environment Modules failing a `module load` in a job script ("ERROR: Unable to locate a modulefile
     # for 'anaconda'"; v3's "ModuleCmd_Load.c(213):ERROR:105: Unable to locate ..."), as Lmod's "The
@@ -1905,6 +1915,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # "cannot" first, its gate would share "cannot " with dataset_index_corrupt's "cannot
             # read" and catch every line that says "cannot")
             r"\bfind valid a data system\b",
+            # PaddleSeg's datasets (Cityscapes, ADE20K, VOC...) finding no data at dataset_root, in its
+            # own spelling: "ValueError: The dataset is not Found or the folder structure is
+            # nonconfoumance."
+            r"\bor the folder structure is nonconfoumance\b",
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
@@ -2662,6 +2676,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # kohya's sd-scripts finding no image under --train_data_dir ("No data found. Please
             # verify arguments (train_data_dir must be the parent of folders with images)")
             r"\bNo data found\. Please (?:verify|check) (?:the |your )?arguments\b",
+            # verl's weight sync refusing a tensor larger than its bucket ("AssertionError: Weight
+            # model.embed_tokens.weight(torch.Size([151936, 4096]), torch.float32) is too large to fit in
+            # the bucket. Please increase rollout.update_weights_bucket_megabytes(2048 MB)."): a config
+            # value too small for the model, raised before the first update
+            r"\bis too large to fit in the bucket\.(?:\s*Please increase [\w.]*update_weights_bucket_megabytes\b|\s*$)",
             # OmegaConf's structured config (NeMo, AReaL, Hydra recipes) refusing a key its schema lacks
             r"\bomegaconf\.errors\.ConfigKeyError: Key '[^']+' not in '",
             # ... or an interpolation ("${dataloader.read_group_size}") naming a key the config lacks
