@@ -1908,7 +1908,6 @@ FAILURES: tuple[FailureSignature, ...] = (
             # files are the training data of the imaging stacks (nibabel's "FileNotFoundError: No such
             # file or no access: '.../BraTS20_Training_085_flair.nii'" under MONAI's LoadImage)
             r"(?:FileNotFoundError|No such file or directory)\W[^'\"]*['\"][^'\"]*\.(?:nii(?:\.gz)?|mh[ad]|nrrd|dcm)['\"]",
-            # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             # DeePMD-kit (under DP-GEN) finding no training system at the paths its parameter file lists
             # ("OSError: [Error cannot find valid a data system] Please check your setting for data
             # systems"; DP-GEN's common-errors page: the dataset paths are set wrong) (from "find": with
@@ -1919,6 +1918,7 @@ FAILURES: tuple[FailureSignature, ...] = (
             # own spelling: "ValueError: The dataset is not Found or the folder structure is
             # nonconfoumance."
             r"\bor the folder structure is nonconfoumance\b",
+            # NVIDIA DALI's readers (RecordIO, TFRecord, webdataset tar) opening a data file
             r"Could not open file \S+\.(?:rec|idx|tfrecords?|tar|bin)\b:? No such file or directory",
             r"file_loader\.cc:\d+\] Assert on \"dir != nullptr\" failed: Directory \S+ could not be opened",
             # any missing file or folder whose path names training data by a component of its own
