@@ -361,6 +361,13 @@ SILENT_KILL_EXPLANATION = (
 EARLIER_EXCEPTION_PATTERN = r"\b[A-Z]\w*(?:Error|Exception): \S|\b(?:CUDA|HIP) error: \S"
 EARLIER_MAX = 3
 
+# torch finding a GPU newer than every architecture its build holds kernels for ("NVIDIA GeForce RTX
+# 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."): a
+# UserWarning, but nothing runs on that GPU ("no kernel image is available" at the first kernel); the
+# fix is a build for that architecture. (Its gate is the words after the architecture: with
+# "compatible" in it, every line that says "compatible" would try the pattern.)
+GPU_NEWER_THAN_BUILD_PATTERN = r"\bCUDA capability sm_\d+ is not\b.{0,20} the current PyTorch installation\b"
+
 # Lines that look like a failure when no signature explains it (``unrecognised`` in the verdict).
 ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # RuntimeError:, ncclInternalError:, KeyboardInterrupt:; not C++'s scope "c10::Error::Error(" in a
@@ -452,13 +459,7 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # a TPU VM whose chips another process holds (libtpu's initializer, logged at info level: "libtpu.so
     # already in use by another process. Run "$ sudo lsof -w /dev/accel0" ..."): this process gets no TPU
     r"\blibtpu\.so already in use by another process\b",
-    # torch finding a GPU newer than every architecture its build holds kernels for ("NVIDIA GeForce
-    # RTX 5090 with CUDA capability sm_120 is not compatible with the current PyTorch installation."):
-    # a UserWarning, but nothing runs on that GPU ("no kernel image is available" at the first
-    # kernel); the fix is a build for that architecture
-    # (its gate the words after the architecture: with "compatible" in it, every line that says
-    # "compatible" would try this pattern)
-    r"\bCUDA capability sm_\d+ is not\b.{0,20} the current PyTorch installation\b",
+    GPU_NEWER_THAN_BUILD_PATTERN,
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
     r"\bAssertion `[^`]*(?:` failed|$)",
@@ -587,8 +588,9 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # on the GPU)
     # (nor a GPU newer than every architecture the build holds kernels for, when the warning's message
     # shares its line)
-    r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old|:\s*\S.*? with CUDA "
-    r"capability sm_\d+ is not compatible)|FutureWarning|DeprecationWarning",
+    r"UserWarning(?!: CUDA initialization: The NVIDIA driver on your system is too old|:\s*\S.*?"
+    + GPU_NEWER_THAN_BUILD_PATTERN
+    + r")|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
     # Environment Modules failing a `module load` in a job script ("ERROR: Unable to locate a modulefile
     # for 'anaconda'"; v3's "ModuleCmd_Load.c(213):ERROR:105: Unable to locate ..."), as Lmod's "The

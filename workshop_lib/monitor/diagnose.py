@@ -234,6 +234,11 @@ _FINITE_GRAD_NORM = re.compile(F.FINITE_GRAD_NORM_PATTERN)
 _FINITE_LOSS = re.compile(F.FINITE_LOSS_PATTERN)
 
 
+def _coloured(text: str) -> bool:
+    """The text holds a colour or cursor code, in either spelling (the cheap test before _ANSI)."""
+    return _ESC in text or _JSON_ESC in text
+
+
 def _may_hold_nan(line: str) -> bool:
     """False only where ``_NAN`` cannot match (a cheap test first; tests/test_diagnose_corpus.py)."""
     if _NAN_ITERATIONS in line:
@@ -569,7 +574,7 @@ class _Scan:
     def feed(self, line: str) -> None:
         """One line (every check runs on it); :meth:`feed_block` is the fast way for many lines."""
         self.number += 1
-        if _ESC in line or _JSON_ESC in line:
+        if _coloured(line):
             line = _ANSI.sub("", line)
         self.tail.append((self.number, line))
         self._line(line, self.number, None)
@@ -579,8 +584,8 @@ class _Scan:
         base = self.number
         text = "\n".join(lines)
         # colour codes (notebooks, Ray, rich): read the words, not the escapes
-        if _ESC in text or _JSON_ESC in text:
-            lines = [_ANSI.sub("", line) if _ESC in line or _JSON_ESC in line else line for line in lines]
+        if _coloured(text):
+            lines = [_ANSI.sub("", line) if _coloured(line) else line for line in lines]
             text = "\n".join(lines)
         hits = _block_targets(lines, text)
         for k in sorted(hits):
