@@ -4010,3 +4010,35 @@ def test_the_hundred_and_forty_ninth_batchs_wording_families():
     assert [u["line"] for u in verdict([same_line]).unrecognised] == [same_line]
     # torch's other UserWarnings stay quiet
     _assert_benign(["/x/torch/cuda/__init__.py:104: UserWarning: TypedStorage is deprecated."])
+
+
+def test_the_hundred_and_fiftieth_batchs_wording_families():
+    """The hundred-and-fiftieth batch: nnabla's allocator giving up after its retry, the GSP driver's
+    GPU that needs a reset, torch's optimizer state of other parameter groups, a model's width not
+    divisible by its heads as a bare assert, and TensorFlow's or XLA's cuDNN older than the build."""
+    _assert_named({
+        "Failed to allocate again.": "cuda_oom",
+        " [Sun Jan 11 09:52:01 2026] NVRM: nvAssertOkFailedNoLog: Assertion failed: Reset required "
+        "[NV_ERR_RESET_REQUIRED] (0x00000062) returned from status @ kernel_channel.c:2874 ": "gpu_xid_error",
+        "ValueError: loaded state dict contains a parameter group that doesn't match the size of "
+        "optimizer's group": "checkpoint_mismatch",
+    })  # fmt: skip
+    # the allocator's first failure is a retry, not the end
+    assert verdict(["Failed to allocate. Freeing memory cache and retrying."]).primary is None
+    frames = [
+        '  File "/x/models/Transformer/attention.py", line 56, in __init__',
+        "    assert d_model % n_heads == 0",
+    ]
+    assert verdict([*frames, "AssertionError"]).primary == "model_config_invalid"
+    assert verdict(frames).primary is None  # the source line alone raised nothing
+    # heads against a parallel size stays the parallel layout's
+    tp = ["    assert self.num_heads % tp_size == 0", "AssertionError"]
+    assert verdict(tp).primary == "parallelism_config_invalid"
+    _assert_unknown([
+        "E tensorflow/stream_executor/cuda/cuda_dnn.cc:319] Loaded runtime CuDNN library: 7.4.1 but source was "
+        "compiled with: 7.6.4.  CuDNN library major and minor version needs to match or have higher minor "
+        "version in case of CuDNN 7.0 or later version.",
+        "2023-07-31 01:53:45.016563: E external/xla/xla/stream_executor/cuda/cuda_dnn.cc:427] Loaded runtime "
+        "CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major "
+        "version and equal or higher minor version.",
+    ])  # fmt: skip

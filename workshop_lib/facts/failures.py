@@ -460,6 +460,12 @@ ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     # already in use by another process. Run "$ sudo lsof -w /dev/accel0" ..."): this process gets no TPU
     r"\blibtpu\.so already in use by another process\b",
     GPU_NEWER_THAN_BUILD_PATTERN,
+    # TensorFlow's and XLA's stream executor finding an older cuDNN at run time than the build's
+    # ("Loaded runtime CuDNN library: 7.4.1 but source was compiled with: 7.6.4.  CuDNN library
+    # major and minor version needs to match ..."; XLA: "... needs to have matching major version
+    # and equal or higher minor version"), logged at level E with no exception after it: every
+    # convolution then fails. Read from the second sentence, which a terminal's wrap leaves whole
+    r"\bCuDNN library (?:major and minor version needs to match|needs to have matching major version)\b",
     # a CUDA kernel's device-side assert ("... thread: [0,0,0] Assertion `ind >=0 && ...` failed."),
     # also when a terminal wrapped it before its closing backquote
     r"\bAssertion `[^`]*(?:` failed|$)",
@@ -812,6 +818,16 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
         "batch_size_not_divisible",
         _SOURCE_LINE
         + r"assert\s+\(?\w*batch[_ ]?size\w*\s*==\s*.*(?:world_size|num_gpus|n_gpus?|dp_size|data_parallel_size)\b",
+        r"\bAssertionError\b",
+    ),
+    # ... and a model's own width against its attention heads ("assert d_model % n_heads == 0",
+    # Text-Classification's Transformer), with a bare AssertionError: the rule torch's
+    # MultiheadAttention states in words ("embed_dim must be divisible by num_heads")
+    (
+        "model_config_invalid",
+        _SOURCE_LINE
+        + r"assert\s+\(?(?:\w+\.)?(?:d_model|hidden_(?:size|dim)|embed_dim|emb(?:ed)?_size|n_embd|model_dim|dim)"
+        r"\s*%\s*\(?(?:\w+\.)?(?:n_heads?|num_heads|nheads?|num_attention_heads|heads)\)?\s*==\s*0\b",
         r"\bAssertionError\b",
     ),
     (
@@ -1512,6 +1528,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bran out of memory on GPU #\d+, skipping batch\b",
             r"\battempting to recover from OOM in forward/backward pass\b",
             r"\bOOM in all workers, skipping update\b",
+            # nnabla's caching allocator: a failed allocation frees its cache and retries once
+            # ("Failed to allocate. Freeing memory cache and retrying."), then gives up
+            r"\bFailed to allocate again\.",
         ),
         "A GPU ran out of memory: weights, gradients, optimizer state and activations of the busiest "
         "GPU (first pipeline stage) do not fit.",
@@ -2063,6 +2082,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # an issue's paste broke it after "for", leaving the words alone on their line (sd-scripts
             # resuming a LoRA state of another rank)
             r"^\s*size mismatch for\s*$",
+            # torch's Optimizer.load_state_dict comparing the saved parameter groups with the
+            # optimizer's (torch/optim/optimizer.py: "loaded state dict contains a parameter group
+            # that doesn't match the size of optimizer's group"): a resume whose model gained or lost
+            # parameters since the optimizer state was saved
+            r"\bthat doesn't match the size of optimizer's group\b",
             r"\bSize mismatch between saved (?:torch\.Size\()?\[[\d, ]*\]\)? and current: "
             r"(?:torch\.Size\()?\[[\d, ]*\]\)? for (?!optim)",
         ),
@@ -2283,6 +2307,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"Detected a (?:very high )?GPU (?:pending row remap|row remap [Ee]rror|(?:SRAM|DRAM) uncorrectable error)",
             # ROCm's runtime on AMD GPUs, its counterpart of an Xid: the GPU hung or faulted in hardware
             r"\bHW Exception by GPU node-\d+ .*reason ?: ?GPU Hang\b",
+            # the driver's GSP firmware refusing work on a GPU until it is reset (dmesg: "NVRM:
+            # nvAssertOkFailedNoLog: Assertion failed: Reset required [NV_ERR_RESET_REQUIRED]"), while
+            # CUDA tells the process only that the device is "busy or unavailable"
+            r"\[NV_ERR_RESET_REQUIRED\]",
         ),
         "The GPU driver reported an Xid error, or CUDA a hardware fault (ECC, a GPU off the bus, an "
         "NVLink access the GPU contained): the node's GPU is unhealthy, and the process on it crashes "
