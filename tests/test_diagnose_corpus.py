@@ -4042,3 +4042,34 @@ def test_the_hundred_and_fiftieth_batchs_wording_families():
         "CuDNN library: 8.5.0 but source was compiled with: 8.6.0.  CuDNN library needs to have matching major "
         "version and equal or higher minor version.",
     ])  # fmt: skip
+
+
+def test_the_hundred_and_fifty_second_batchs_wording_families():
+    """The hundred-and-fifty-second batch: Hugging Face datasets' missing data file with the message
+    on a line of its own (a Ray actor's traceback), torch 0.4's CPU embedding lookup past its rows,
+    OneFlow's glog checks of the batch and the data parts against the devices, and TensorFlow's S3
+    file system logging each 404 of an existence probe at level E."""
+    _assert_named({
+        "Unable to find '/workspace/verl/data/train.parquet'": "dataset_path_missing",
+        "F1014 10:31:02.191896  1754 ofrecord_reader_op.cpp:38] Check failed: (batch_size % parallel_num) == (0) "
+        "(4 vs 0)": "batch_size_not_divisible",
+        "F1013 11:54:44.578474  8836 ofrecord_dataset.h:73] Check failed: parallel_num_ <= data_part_num_ "
+        "(2 vs. 1) ": "train_flags_invalid",
+    })  # fmt: skip
+    # the same words about a file that is not data are no dataset path
+    assert verdict(["Unable to find 'configs/model.yaml'"]).primary is None
+    lookup = [
+        "-> 1076     return torch.embedding(weight, input, padding_idx, scale_grad_by_freq, sparse)",
+        "RuntimeError: index out of range at /opt/conda/conda-bld/pytorch/work/aten/src/TH/generic/THTensorMath.c:343",
+    ]
+    assert verdict(lookup).primary == "vocab_mismatch"
+    assert verdict(lookup[1:]).primary is None  # an index_select elsewhere: any bug
+    _assert_benign([
+        "2019-08-29 00:35:37.978201: E tensorflow/core/platform/s3/aws_logging.cc:60] No response body. "
+        "Response code: 404",
+    ])  # fmt: skip
+    # ... but not the S3 client's other errors
+    _assert_unknown([
+        "2019-08-29 00:35:37.978201: E tensorflow/core/platform/s3/aws_logging.cc:60] No response body. "
+        "Response code: 403",
+    ])  # fmt: skip

@@ -598,6 +598,10 @@ NOT_ERROR_LIKE_PATTERNS: tuple[str, ...] = (
     + GPU_NEWER_THAN_BUILD_PATTERN
     + r")|FutureWarning|DeprecationWarning",
     r"Error\(s\) in loading state_dict for .*:$",
+    # TensorFlow's S3 file system probing for an object that does not exist yet (a checkpoint or an
+    # event file before its first write) logs each 404 at level E; an input that is really missing
+    # fails later with an error of its own (NotFoundError)
+    r"/s3/aws_logging\.cc:\d+\] No response body\. Response code: 404\b",
     # Environment Modules failing a `module load` in a job script ("ERROR: Unable to locate a modulefile
     # for 'anaconda'"; v3's "ModuleCmd_Load.c(213):ERROR:105: Unable to locate ..."), as Lmod's "The
     # following module(s) are unknown" is no failure line: the script goes on, and what needed the
@@ -860,7 +864,8 @@ CORROBORATED_SIGNS: tuple[tuple[str, str, str], ...] = (
     (
         "vocab_mismatch",
         r"\breturn (?:torch\.embedding|F\.embedding)\(",
-        r"device-side assert triggered",
+        # ... or, on the CPU, torch 0.4's TH wording of the same lookup past the table's rows
+        r"device-side assert triggered|\bindex out of range at \S*/THTensorMath\.c:\d+",
     ),
     # ... Megatron's learning-rate scheduler checking the flags it was built from (--lr, --min-lr,
     # --lr-decay-iters/samples, --lr-warmup-*, --start/end-weight-decay: megatron/core's
@@ -1672,6 +1677,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # their data-parallel ranks down to zero: the same global-over-GPUs division as
             # DeepSpeed's "Micro batch size per gpu: 0 has to be greater than 0"
             r"\b\w*(?:mini|micro)_batch_size\w* -?\d+ should be larger than 0 after normalization",
+            # a C++ framework's glog CHECK of the batch against the devices (OneFlow's OFRecord
+            # reader: "Check failed: (batch_size % parallel_num) == (0) (4 vs 0)")
+            r"\bCheck failed: \(\w*batch_size\w* % \w+\) == \(0\)",
         ),
         "Megatron needs global batch = micro batch x data-parallel size x number of micro-batches; "
         "the global batch size does not divide.",
@@ -1922,6 +1930,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"FileNotFoundError: \[Errno 2\] No such file or directory: '[^']*\.(?:png|jpe?g|webp)'",
             # Hugging Face datasets resolving data_files that match nothing
             r"FileNotFoundError: Unable to find '",
+            # ... where a Ray actor's traceback puts the exception's name on a line of its own, and
+            # the message alone below it names a data file
+            r"^Unable to find '[^']*\.(?:jsonl?|parquet|arrow|csv|tsv)'\s*$",
             # Azure ML's dataset reader given a path with nothing in it ("Cannot load any data from the
             # specified path. Make sure the path is accessible and contains data.")
             r"\bCannot load any data from the specified path\. Make sure the path is accessible\b",
@@ -2818,6 +2829,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"(?:Error|Exception): "
             + _IN_ONE_MESSAGE
             + r"\brequires? setting the environment variable [A-Z][A-Z0-9_]+ to\b",
+            # OneFlow's OFRecord reader given more devices than data parts (each device reads parts
+            # of its own; the scripts' --data_part_num flag): "Check failed: parallel_num_ <=
+            # data_part_num_ (2 vs. 1)"
+            # (the flag's name is the gate: "parallel" is on every healthy run's lines)
+            r"(?<=Check failed: parallel_num_ <= )data_part_num_ ",
         ),
         "The trainer refused its flags or inputs before training; the line says which flag or file and "
         "how to fix it.",
