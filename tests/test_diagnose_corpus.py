@@ -4073,3 +4073,34 @@ def test_the_hundred_and_fifty_second_batchs_wording_families():
         "2019-08-29 00:35:37.978201: E tensorflow/core/platform/s3/aws_logging.cc:60] No response body. "
         "Response code: 403",
     ])  # fmt: skip
+
+
+def test_the_hundred_and_fifty_third_batchs_wording_families():
+    """The hundred-and-fifty-third batch: DGL's CUDA check with the runtime's out-of-memory words,
+    argparse's refusal from a parser whose program name has spaces, and three things that are no
+    failure: Ultralytics redoing an assignment on the CPU after catching an OOM, wandb giving up on
+    syncing part of a run, ClassyVision's warning that carries a traceback."""
+    _assert_named({
+        "DGLError: [09:17:32] C:\\dgl\\src\\runtime\\cuda\\cuda_device_api.cc:117: Check failed: e == cudaSuccess "
+        "|| e == cudaErrorCudartUnloading: CUDA: out of memory": "cuda_oom",
+        "BERT pretraining.: error: unrecognized arguments: --log_dir log": "train_flags_invalid",
+    })  # fmt: skip
+    _assert_benign([
+        "WARNING: CUDA OutOfMemoryError in TaskAlignedAssigner, using CPU",
+        "wandb: WARNING Fatal error while uploading data. Some run data will not be synced, but it will still "
+        "be written to disk. Use `wandb sync` at the end of the run to try uploading.",
+    ])  # fmt: skip
+    # torch's own OutOfMemoryError is still one
+    assert verdict(["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]).primary == "cuda_oom"
+    flops = [
+        "WARNING:root:Model contains unsupported modules:",
+        "            Could not compute FLOPs for model forward pass. Exception:",
+        "Traceback (most recent call last):",
+        '  File "/x/classy_vision/models/classy_model.py", line 260, in input_shape',
+        "    raise NotImplementedError",
+        "NotImplementedError",
+    ]
+    v = verdict(flops)
+    assert v.primary is None and v.unrecognised == []
+    # ... the same traceback without the hook's warning is an unknown failure
+    assert verdict(flops[2:]).unrecognised

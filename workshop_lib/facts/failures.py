@@ -278,6 +278,9 @@ HANDLED_TRACEBACK_PATTERN = (
     r"|\bFile \"[^\"]*wandb/sdk/wandb_run\.py\", line \d+, in "
     r"(?:check_network_status|check_stop_status|check_internal_messages)\b"
     r"|\b(?:CRITICAL|ERROR|WARNING):[\w.\- ,:]{0,40}?:Traceback \(most recent call last\)"
+    # ClassyVision's model-complexity hook warning that a model's FLOPs cannot be counted, with the
+    # exception's traceback as the rest of its message; training goes on without the count
+    r"|\bCould not compute FLOPs for model forward pass\. Exception:\s*$"
 )
 HANDLED_TRACEBACK_LINES = 40  # its exception line comes within this many lines, or it was not one
 # A validation (evaluation) report. A NaN loss only there, with training steps logging a finite loss
@@ -727,6 +730,12 @@ BENIGN_PATTERNS: tuple[str, ...] = (
     # every search of this alternation a little at every position of the line)
     r"wandb: ERROR Error while calling W&B API: ",
     r"wandb: Network error \(\w+\), entering retry loop\.",
+    # ... and its uploader giving up on syncing part of a run ("wandb: WARNING Fatal error while
+    # uploading data. Some run data will not be synced, but it will still be written to disk."):
+    # the run's own files are whole, and training goes on
+    # (its gate is the words after "Fatal error while ": a gate of "wandb: ..." would be merged with
+    # the one above into a bare "wandb: ", on every line wandb prints)
+    r"(?<=wandb: WARNING Fatal error while )uploading data\. Some run data will not be synced\b",
     # FSDP gathering a full state dict and failing to clone() one tensor (out of memory, say): it
     # warns and hands back the tensor itself, and the save goes on; the OOM is in its message only
     r"Failed to clone\(\) tensor with name \S+\. This may mean that this state_dict entry could point to invalid",
@@ -1415,7 +1424,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             # killing a task for *host* memory (host_oom_killed)
             # (not Triton's "OutOfMemoryError: out of resource: <kernel> Required: N Hardware limit: M",
             # a kernel config asking for more shared memory than an SM has: no GPU memory ran out)
-            r"(?<!ray\.exceptions\.)(?<!Ray)OutOfMemoryError(?!: out of resource: )",
+            # (nor Ultralytics' TaskAlignedAssigner catching it and redoing the assignment on the CPU:
+            # "WARNING: CUDA OutOfMemoryError in TaskAlignedAssigner, using CPU", and the epoch goes on)
+            r"(?<!ray\.exceptions\.)(?<!Ray)OutOfMemoryError(?!: out of resource: | in \w+, using CPU)",
             r"CUDA (?:driver )?[Ee]rror: out of memory",  # the driver API's, from a kernel launcher too
             r"CUBLAS_STATUS_ALLOC_FAILED",
             # NCCL's own device allocation failing (cudaMallocAsync of its buffers): the GPU is full,
@@ -1533,6 +1544,9 @@ FAILURES: tuple[FailureSignature, ...] = (
             r"\bran out of memory on GPU #\d+, skipping batch\b",
             r"\battempting to recover from OOM in forward/backward pass\b",
             r"\bOOM in all workers, skipping update\b",
+            # DGL's check of a CUDA call with cudaGetErrorString's words after "CUDA: " ("Check failed:
+            # e == cudaSuccess || e == cudaErrorCudartUnloading: CUDA: out of memory")
+            r"\bCUDA: out of memory\b",
             # nnabla's caching allocator: a failed allocation frees its cache and retries once
             # ("Failed to allocate. Freeing memory cache and retrying."), then gives up
             r"\bFailed to allocate again\.",
@@ -2756,7 +2770,10 @@ FAILURES: tuple[FailureSignature, ...] = (
             # indented too (a launcher or a commit message quoting the usage error), or after a
             # timestamp (`kubectl logs --timestamps`, "2025-11-21T23:05:13.867590928Z launch_server.py:
             # error: argument --attention-backend: invalid choice: 'flashattn'")
-            r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # (the program name may have spaces: a parser given its description as its prog, "BERT
+            # pretraining.: error: unrecognized arguments: --log_dir log")
+            r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+(?: \S+){0,3}: error: (?:unrecognized arguments: |argument --?[\w-]+"
+            r"|the following arguments are required: )",
             # ... click's and optparse's ("Error: No such option: --qm9dataset_remove_h (Possible
             # options: ...)", "train.py: error: no such option: --lr")
             r"\b[Nn]o such option: --?[\w-]+",
