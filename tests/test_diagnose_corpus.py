@@ -4091,7 +4091,8 @@ def test_the_hundred_and_fifty_third_batchs_wording_families():
         "be written to disk. Use `wandb sync` at the end of the run to try uploading.",
     ])  # fmt: skip
     # torch's own OutOfMemoryError is still one
-    assert verdict(["torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]).primary == "cuda_oom"
+    oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert verdict([oom]).primary == "cuda_oom"
     flops = [
         "WARNING:root:Model contains unsupported modules:",
         "            Could not compute FLOPs for model forward pass. Exception:",
