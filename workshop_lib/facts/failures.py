@@ -2770,10 +2770,11 @@ FAILURES: tuple[FailureSignature, ...] = (
             # indented too (a launcher or a commit message quoting the usage error), or after a
             # timestamp (`kubectl logs --timestamps`, "2025-11-21T23:05:13.867590928Z launch_server.py:
             # error: argument --attention-backend: invalid choice: 'flashattn'")
-            # (the program name may have spaces: a parser given its description as its prog, "BERT
-            # pretraining.: error: unrecognized arguments: --log_dir log")
-            r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+(?: \S+){0,3}: error: (?:unrecognized arguments: |argument --?[\w-]+"
-            r"|the following arguments are required: )",
+            r"^\s*(?:\d{4}-\d\d-\d\dT[\d:.]+Z?\s+)?\S+: error: (?:unrecognized arguments: |argument --?[\w-]+|the following arguments are required: )",
+            # ... also from a parser given its description as its program name, which has spaces
+            # ("BERT pretraining.: error: unrecognized arguments: --log_dir log"): only with a flag
+            # after argparse's own words, as a sentence that quotes "error: argument" is no refusal
+            r"^\s*\S+(?: \S+){1,3}: error: unrecognized arguments: --?[\w-]+",
             # ... click's and optparse's ("Error: No such option: --qm9dataset_remove_h (Possible
             # options: ...)", "train.py: error: no such option: --lr")
             r"\b[Nn]o such option: --?[\w-]+",
